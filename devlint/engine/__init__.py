@@ -1,0 +1,1 @@
+"""The staged engine: prefilter (bytes) -> triage (stdlib ast) -> concrete (LibCST, fixes only)."""

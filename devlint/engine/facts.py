@@ -1,0 +1,421 @@
+"""Stage 2: stdlib-`ast` triage.
+
+One parse with `ast`, import/alias resolution, and a single descent that only enters the
+statements whose lines hold a trigger token. It collects the candidate nodes every rule looks at
+(calls, device strings, `torch.cuda` references, asserts, constants) together with where they
+stand (function, class, enclosing CUDA guards), so rules never walk the tree themselves.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import os
+import re
+from dataclasses import dataclass, field
+
+from devlint.engine.prefilter import TRIGGER_TEXT
+from devlint.source import Locator
+
+DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
+_PLATFORM_CUDA_QUERIES = {"is_cuda", "is_cuda_alike", "is_rocm"}
+_TORCH_CUDA_QUERIES = {"torch.cuda.is_available", "torch.cuda.is_initialized"}
+# modules whose import makes a file CUDA-only by construction (documented default)
+CUDA_ONLY_IMPORTS = ("cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cupy", "pynvml",
+                     "flashinfer", "deep_gemm", "nvidia")
+CUDA_ONLY_FOLDERS = ("third_party", "nvidia", "cuda")
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclass
+class Where:
+    """Where a candidate node stands."""
+
+    function: ast.AST | None
+    klass: ast.ClassDef | None
+    guarded: bool  # under a guard that already established CUDA
+    tensor_guard: ast.expr | None  # `t` of an enclosing `if t.is_cuda:`
+    statement: ast.stmt | None
+    level: str  # "module" | "class" | "function"
+    annotation: bool = False
+
+
+@dataclass
+class FileFacts:
+    path: str
+    text: str
+    profile: str  # resolved: "torch" | "vllm" | a custom profile name
+    settings: object
+    locator: Locator = None
+    tree: ast.Module | None = None
+    aliases: dict = field(default_factory=dict)  # local name -> qualified name
+    cuda_only: str | None = None  # why the whole file is CUDA-only, if it is
+    calls: list = field(default_factory=list)
+    strings: list = field(default_factory=list)  # str Constants that look like CUDA devices
+    fstrings: list = field(default_factory=list)  # JoinedStr / BinOp building "cuda:<i>"
+    torch_refs: list = field(default_factory=list)  # (node, qualname) of torch.cuda.* references
+    asserts: list = field(default_factory=list)
+    assigns: list = field(default_factory=list)  # module/class level Assign/AnnAssign
+    where: dict = field(default_factory=dict)  # id(node) -> Where
+    parent: dict = field(default_factory=dict)  # id(node) -> parent node
+    import_end_row: int = 0  # last row of the leading import block (0: none)
+    docstring_end_row: int = 0
+    future_end_row: int = 0
+
+    # --- positions -------------------------------------------------------------------
+    def offset(self, row: int, col: int) -> int:
+        return self.locator.offset(row, col)
+
+    def span(self, node) -> tuple[int, int]:
+        return (self.locator.offset(node.lineno, node.col_offset),
+                self.locator.offset(node.end_lineno, node.end_col_offset))
+
+    def source(self, node) -> str:
+        s, e = self.span(node)
+        return self.text[s:e]
+
+    # --- names -----------------------------------------------------------------------
+    def qualname(self, node) -> str | None:
+        """`th.cuda.synchronize` -> `torch.cuda.synchronize` through the file's imports."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.aliases.get(node.id)
+        if base is None:
+            return None
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def torch_name(self) -> str | None:
+        """The local name bound to the torch module, if the file imports it."""
+        for local, qual in self.aliases.items():
+            if qual == "torch":
+                return local
+        return None
+
+    def get_parent(self, node):
+        return self.parent.get(id(node))
+
+    def where_of(self, node) -> Where | None:
+        return self.where.get(id(node))
+
+
+def resolve_profile(requested: str, path: str, aliases: dict) -> str:
+    if requested != "auto":
+        return requested
+    if any(q == "vllm" or q.startswith("vllm.") for q in aliases.values()):
+        return "vllm"
+    parts = os.path.abspath(path).replace(os.sep, "/").split("/")
+    if "vllm" in parts[:-1]:
+        return "vllm"
+    return "torch"
+
+
+def collect_imports(body, aliases: dict) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    top = a.name.split(".")[0]
+                    aliases.setdefault(top, top)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
+            for a in stmt.names:
+                if a.name != "*":
+                    aliases[a.asname or a.name] = f"{stmt.module}.{a.name}"
+        elif isinstance(stmt, (ast.If, ast.Try)) or type(stmt).__name__ == "TryStar":
+            collect_imports(stmt.body, aliases)
+            for h in getattr(stmt, "handlers", ()):
+                collect_imports(h.body, aliases)
+            collect_imports(stmt.orelse, aliases)
+            collect_imports(getattr(stmt, "finalbody", ()), aliases)
+
+
+def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) -> FileFacts:
+    """Parse (unless given a tree) and collect the candidates. Raises SyntaxError."""
+    if tree is None:
+        tree = ast.parse(text, filename=path)
+    aliases: dict = {}
+    collect_imports(tree.body, aliases)
+    profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
+    facts = FileFacts(path, text, profile, settings, Locator(text), tree, aliases)
+    facts.cuda_only = _cuda_only_reason(path, aliases)
+    _leading_rows(facts)
+    hot = _hot_rows(facts)
+    if hot:
+        _Descent(facts, hot).run()
+    return facts
+
+
+def _cuda_only_reason(path: str, aliases: dict) -> str | None:
+    parts = os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]
+    for folder in CUDA_ONLY_FOLDERS:
+        if folder in parts:
+            return f"in a `{folder}/` folder"
+    for qual in aliases.values():
+        for mod in CUDA_ONLY_IMPORTS:
+            if qual == mod or qual.startswith(mod + "."):
+                return f"imports `{mod}`"
+    return None
+
+
+def _leading_rows(facts: FileFacts) -> None:
+    body = facts.tree.body
+    i = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        facts.docstring_end_row = body[0].end_lineno
+        i = 1
+    last_import = 0
+    for stmt in body[i:]:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            facts.future_end_row = stmt.end_lineno
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            last_import = stmt.end_lineno
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+    facts.import_end_row = last_import
+
+
+def _hot_rows(facts: FileFacts) -> list[int]:
+    """Rows holding a trigger token, or a name imported from torch.cuda under another name."""
+    loc = facts.locator
+    text = facts.text
+    rows = {loc.rowcol(m.start())[0] for m in TRIGGER_TEXT.finditer(text)}
+    extra = [name for name, qual in facts.aliases.items()
+             if qual.startswith("torch.cuda") and "cuda" not in name.lower()]
+    if extra:
+        pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, extra)))
+        rows.update(loc.rowcol(m.start())[0] for m in pat.finditer(text))
+    return sorted(rows)
+
+
+class _Descent:
+    """Walks only the statements that contain hot rows, keeping the context stack."""
+
+    def __init__(self, facts: FileFacts, hot: list[int]):
+        self.f = facts
+        self.hot = hot
+
+    def is_hot(self, node) -> bool:
+        i = bisect.bisect_left(self.hot, node.lineno)
+        return i < len(self.hot) and self.hot[i] <= (node.end_lineno or node.lineno)
+
+    def run(self):
+        self.block(self.f.tree.body, Where(None, None, False, None, None, "module"))
+
+    # --- statements ----------------------------------------------------------------
+    def block(self, body, where: Where):
+        for stmt in body:
+            if not self.is_hot(stmt):
+                # an early exit on "not CUDA" guards the rest of the block
+                where = self._after_exit_guard(stmt, where)
+                continue
+            self.statement(stmt, where)
+            where = self._after_exit_guard(stmt, where)
+
+    def _after_exit_guard(self, stmt, where: Where) -> Where:
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                and self._exits(stmt.body[-1]):
+            polarity, _ = self.cuda_test(stmt.test)
+            if polarity < 0:
+                return Where(where.function, where.klass, True, where.tensor_guard, None,
+                             where.level)
+        return where
+
+    def _exits(self, stmt) -> bool:
+        if isinstance(stmt, _EXITS):
+            return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            q = self.f.qualname(stmt.value.func) or ""
+            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest")
+        return False
+
+    def statement(self, stmt, where: Where):
+        here = Where(where.function, where.klass, where.guarded, where.tensor_guard, stmt,
+                     where.level)
+        if isinstance(stmt, _FUNCS):
+            collect_imports([s for s in stmt.body if isinstance(s, (ast.Import, ast.ImportFrom))],
+                            self.f.aliases)
+            for d in stmt.decorator_list:
+                self.expr(d, stmt, here)
+            self.arguments(stmt.args, stmt, here)
+            if stmt.returns is not None:
+                self.expr(stmt.returns, stmt, here, annotation=True)
+            inner = Where(stmt, where.klass, where.guarded, where.tensor_guard, None, "function")
+            self.block(stmt.body, inner)
+        elif isinstance(stmt, ast.ClassDef):
+            for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
+                self.expr(e, stmt, here)
+            self.block(stmt.body, Where(None, stmt, where.guarded, where.tensor_guard, None,
+                                        "class"))
+        elif isinstance(stmt, ast.If):
+            self.expr(stmt.test, stmt, here)
+            polarity, tensor = self.cuda_test(stmt.test)
+            body_w = self._guarded(where, polarity > 0, tensor)
+            else_w = self._guarded(where, polarity < 0, None)
+            self.block(stmt.body, body_w)
+            self.block(stmt.orelse, else_w)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.expr(stmt.target, stmt, here)
+            self.expr(stmt.iter, stmt, here)
+            self.block(stmt.body, where)
+            self.block(stmt.orelse, where)
+        elif isinstance(stmt, ast.While):
+            self.expr(stmt.test, stmt, here)
+            self.block(stmt.body, where)
+            self.block(stmt.orelse, where)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.expr(item.context_expr, stmt, here)
+                if item.optional_vars is not None:
+                    self.expr(item.optional_vars, stmt, here)
+            self.block(stmt.body, where)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self.block(stmt.body, where)
+            for h in stmt.handlers:
+                if h.type is not None:
+                    self.expr(h.type, h, here)
+                self.block(h.body, where)
+            self.block(stmt.orelse, where)
+            self.block(stmt.finalbody, where)
+        elif type(stmt).__name__ == "Match":
+            self.expr(stmt.subject, stmt, here)
+            for c in stmt.cases:
+                if c.guard is not None:
+                    self.expr(c.guard, c, here)
+                self.block(c.body, where)
+        else:
+            if isinstance(stmt, ast.Assert):
+                self.f.asserts.append(stmt)
+                self.f.where[id(stmt)] = here
+            if where.level in ("module", "class") and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                self.f.assigns.append(stmt)
+                self.f.where[id(stmt)] = here
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and where.level == "function":
+                collect_imports([stmt], self.f.aliases)
+            for child_field, child in ast.iter_fields(stmt):
+                if isinstance(child, ast.AST):
+                    self.expr(child, stmt, here, annotation=child_field == "annotation")
+                elif isinstance(child, list):
+                    for c in child:
+                        if isinstance(c, ast.AST):
+                            self.expr(c, stmt, here)
+
+    def arguments(self, args: ast.arguments, owner, where: Where):
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                  *(x for x in (args.vararg, args.kwarg) if x is not None)):
+            if a.annotation is not None:
+                self.expr(a.annotation, owner, where, annotation=True)
+        for d in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
+            self.expr(d, owner, where)
+
+    @staticmethod
+    def _guarded(where: Where, on: bool, tensor) -> Where:
+        if not on:
+            return where
+        return Where(where.function, where.klass, tensor is None or where.guarded,
+                     tensor if tensor is not None else where.tensor_guard, None, where.level)
+
+    # --- guards ----------------------------------------------------------------------
+    def cuda_test(self, test) -> tuple[int, ast.expr | None]:
+        """+1: the test establishes CUDA when true; -1: when false; 0: neither.
+        Also returns `t` for `t.is_cuda` tests (a tensor guard, which gives the fix its device)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            p, _ = self.cuda_test(test.operand)
+            return -p, None
+        if isinstance(test, ast.BoolOp):
+            results = [self.cuda_test(v) for v in test.values]
+            if isinstance(test.op, ast.And):
+                for p, t in results:
+                    if p > 0:
+                        return 1, t
+                return 0, None
+            if all(p < 0 for p, _ in results):
+                return -1, None
+            if all(p > 0 for p, _ in results):
+                return 1, None
+            return 0, None
+        if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+            return 1, test.value
+        if isinstance(test, ast.Call):
+            q = self.f.qualname(test.func)
+            if q in _TORCH_CUDA_QUERIES:
+                return 1, None
+            func = test.func
+            if isinstance(func, ast.Attribute) and func.attr in _PLATFORM_CUDA_QUERIES:
+                return 1, None
+            if isinstance(func, ast.Name) and func.id in _PLATFORM_CUDA_QUERIES:
+                return 1, None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op = test.ops[0]
+            sides = (test.left, test.comparators[0])
+            if any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides):
+                if isinstance(op, (ast.Eq, ast.Is)):
+                    return 1, None
+                if isinstance(op, (ast.NotEq, ast.IsNot)):
+                    return -1, None
+            if isinstance(op, ast.In) and isinstance(test.left, ast.Constant) \
+                    and test.left.value == "cuda":
+                return 1, None  # "cuda" in str(device)
+        return 0, None
+
+    # --- expressions -------------------------------------------------------------------
+    def expr(self, root, parent, where: Where, annotation: bool = False):
+        f = self.f
+        parents = f.parent
+        wmap = f.where
+        w = Where(where.function, where.klass, where.guarded, where.tensor_guard,
+                  where.statement, where.level, annotation) if annotation else where
+        stack = [(root, parent, w)]
+        while stack:
+            node, par, w = stack.pop()
+            parents[id(node)] = par
+            t = type(node)
+            if t is ast.Call:
+                f.calls.append(node)
+                wmap[id(node)] = w
+            elif t is ast.Constant:
+                v = node.value
+                if isinstance(v, str) and len(v) <= 8 and DEVICE_STRING.fullmatch(v):
+                    f.strings.append(node)
+                    wmap[id(node)] = w
+                continue
+            elif t is ast.JoinedStr:
+                if node.values and isinstance(node.values[0], ast.Constant) \
+                        and isinstance(node.values[0].value, str) \
+                        and node.values[0].value.startswith("cuda:") \
+                        and (node.values[0].value == "cuda:" or len(node.values) == 1):
+                    f.fstrings.append(node)
+                    wmap[id(node)] = w
+            elif t is ast.BinOp:
+                left = node.left
+                if isinstance(node.op, (ast.Mod, ast.Add)) and isinstance(left, ast.Constant) \
+                        and isinstance(left.value, str) and left.value.startswith("cuda:"):
+                    f.fstrings.append(node)
+                    wmap[id(node)] = w
+            elif t is ast.Attribute or t is ast.Name:
+                if not (type(par) is ast.Attribute and par.value is node):
+                    q = f.qualname(node)
+                    if q is not None and (q == "torch.cuda" or q.startswith("torch.cuda.")):
+                        f.torch_refs.append((node, q))
+                        wmap[id(node)] = w
+                if t is ast.Name:
+                    continue
+            elif t is ast.IfExp:
+                # the arms of `a if <cuda test> else b` are guarded like an if statement
+                p, tensor = self.cuda_test(node.test)
+                stack.append((node.test, node, w))
+                stack.append((node.body, node, self._guarded(w, p > 0, tensor)))
+                stack.append((node.orelse, node, self._guarded(w, p < 0, None)))
+                continue
+            elif t is ast.Lambda:
+                stack.append((node.body, node, w))
+                continue
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, node, w))

@@ -1,0 +1,216 @@
+"""Inferred device: which device a hardcoded CUDA value should become, from the code around it.
+
+In order (SPEC section 3):
+1. the destination tensor the moved value meets (`dst.copy_(x)`, `dst[i] = x`, `f(dst, x)`);
+2. a `device` parameter or local in scope;
+3. `self.device` where the class sets it;
+4. a tensor whose `.device` the function already reads;
+5. the profile's platform device.
+Steps 1-4 need a human look (unsafe fixes); step 5 is what the profile says.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.engine.fixkit import Expr, role_expr
+
+_TENSORISH = re.compile(r"(?i)(cache|tensor|buf|dst|dest|out|state|kv|weight|param|mask|logits"
+                        r"|hidden|input|output)")
+_TENSOR_ATTRS = {"device", "shape", "dtype", "copy_", "ndim", "numel", "size", "stride", "view",
+                 "reshape", "data_ptr"}
+_MOVE_METHODS = {"to", "cuda"}
+
+
+def infer_device(facts, node, role: str = "device", allow_context: bool = True) -> Expr | None:
+    """The device expression for `node` (the hardcoded value, or the `.cuda()` call)."""
+    where = facts.where_of(node)
+    if allow_context and where is not None:
+        found = _from_context(facts, node, where, role)
+        if found is not None:
+            return found
+    return role_expr(facts, role)
+
+
+def _as_role(base: str, role: str) -> str:
+    if role == "device-type":
+        return f"{base}.type"
+    return base
+
+
+def _from_context(facts, node, where, role) -> Expr | None:
+    func = where.function
+    # a tensor guard: `if t.is_cuda: x = x.cuda()` -> the tensor's own device
+    if where.tensor_guard is not None:
+        t = facts.source(where.tensor_guard)
+        return Expr(_as_role(f"{t}.device", role), (), f"the device of `{t}`, which the enclosing "
+                    f"`if {t}.is_cuda` tests", False)
+    if func is None:
+        return None
+    dst = _destination(facts, node, func)
+    if dst is not None:
+        return Expr(_as_role(f"{dst}.device", role), (),
+                    f"the device of `{dst}`, the destination tensor the value is written into", False)
+    if _has_device_name(func, node):
+        if role == "device-type":
+            return None
+        return Expr("device", (), "the `device` in scope", False)
+    klass = where.klass or _enclosing_class(facts, func)
+    if klass is not None and _self_param(func) and _class_sets(klass, "device"):
+        return Expr(_as_role("self.device", role), (),
+                    "`self.device`, which the class sets", False)
+    read = _device_read(facts, func, node)
+    if read is not None:
+        return Expr(_as_role(f"{read}.device", role), (),
+                    f"the device of `{read}`, which the function already reads", False)
+    return None
+
+
+def _enclosing_class(facts, func):
+    par = facts.get_parent(func)
+    return par if isinstance(par, ast.ClassDef) else None
+
+
+def _self_param(func) -> bool:
+    args = func.args.posonlyargs + func.args.args
+    return bool(args) and args[0].arg == "self"
+
+
+def _class_sets(klass: ast.ClassDef, attr: str) -> bool:
+    for n in ast.walk(klass):
+        if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store) \
+                and isinstance(n.value, ast.Name) and n.value.id == "self":
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr:
+            return True
+    return False
+
+
+def _params(func) -> list[str]:
+    a = func.args
+    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return names
+
+
+def _has_device_name(func, node) -> bool:
+    if "device" in _params(func):
+        return True
+    line = node.lineno
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id == "device" and isinstance(n.ctx, ast.Store) \
+                and n.lineno < line:
+            # a local assigned before the value (its own hardcoded value is flagged separately)
+            return True
+    return False
+
+
+def _device_read(facts, func, node) -> str | None:
+    """`x` of the first `x.device` the function reads (x a plain name or self.attr)."""
+    best = None
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.ctx, ast.Load):
+            v = n.value
+            if isinstance(v, ast.Name) and v.id != "self":
+                key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
+                if best is None or key < best[0]:
+                    best = (key, v.id)
+            elif isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) \
+                    and v.value.id == "self":
+                key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
+                if best is None or key < best[0]:
+                    best = (key, f"self.{v.attr}")
+    return best[1] if best else None
+
+
+# --- step 1: destination tensor ------------------------------------------------------------
+
+def _move_call(facts, node):
+    """The `.to(...)`/`.cuda()` call a hardcoded value belongs to (or node itself)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _MOVE_METHODS:
+        return node
+    par = facts.get_parent(node)
+    if isinstance(par, ast.keyword):
+        par = facts.get_parent(par)
+    if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) \
+            and par.func.attr in _MOVE_METHODS:
+        return par
+    return None
+
+
+def _destination(facts, node, func) -> str | None:
+    call = _move_call(facts, node)
+    if call is None:
+        return None
+    par = facts.get_parent(call)
+    # dst.copy_(x.to("cuda"))
+    if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) \
+            and par.func.attr == "copy_" and call in par.args:
+        return _tensor_name(par.func.value)
+    # dst[idx] = x.to("cuda")
+    if isinstance(par, ast.Assign) and par.value is call:
+        for t in par.targets:
+            if isinstance(t, ast.Subscript):
+                return _tensor_name(t.value)
+        if len(par.targets) == 1 and isinstance(par.targets[0], ast.Name):
+            return _flow(func, par.targets[0].id, par.end_lineno)
+    # f(dst, x.to("cuda"))
+    if isinstance(par, ast.Call) and call in par.args:
+        idx = par.args.index(call)
+        return _earlier_tensor_arg(func, par.args[:idx])
+    return None
+
+
+def _tensor_name(expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        return f"{expr.value.id}.{expr.attr}"
+    return None
+
+
+def _flow(func, var: str, after_line: int) -> str | None:
+    """Where the moved value `var` goes next: `dst.copy_(var)`, `dst[i] = var`, `f(dst, var)`."""
+    for n in ast.walk(func):
+        if getattr(n, "lineno", 0) <= after_line:
+            continue
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute) and n.func.attr == "copy_" \
+                    and any(isinstance(a, ast.Name) and a.id == var for a in n.args):
+                name = _tensor_name(n.func.value)
+                if name:
+                    return name
+            for i, a in enumerate(n.args):
+                if isinstance(a, ast.Name) and a.id == var and i > 0:
+                    name = _earlier_tensor_arg(func, n.args[:i])
+                    if name:
+                        return name
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == var:
+            for t in n.targets:
+                if isinstance(t, ast.Subscript):
+                    name = _tensor_name(t.value)
+                    if name:
+                        return name
+    return None
+
+
+def _earlier_tensor_arg(func, args) -> str | None:
+    for a in args:
+        if isinstance(a, ast.Name) and _is_tensorish(func, a.id):
+            return a.id
+    return None
+
+
+def _is_tensorish(func, name: str) -> bool:
+    if name in ("self", "cls"):
+        return False
+    if _TENSORISH.search(name):
+        return True
+    for n in ast.walk(func):
+        if isinstance(n, ast.Attribute) and n.attr in _TENSOR_ATTRS \
+                and isinstance(n.value, ast.Name) and n.value.id == name:
+            return True
+        if isinstance(n, ast.arg) and n.arg == name and n.annotation is not None \
+                and "Tensor" in ast.dump(n.annotation):
+            return True
+    return False

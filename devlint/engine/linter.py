@@ -1,0 +1,116 @@
+"""Lint one source text: triage facts -> rules -> positions -> suppressions."""
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+from devlint.diagnostics import Diagnostic
+from devlint.engine import suppression
+from devlint.engine.facts import build_facts
+from devlint.rules import registry
+from devlint.settings import ignored_codes_for
+
+SYNTAX_ERROR = ("DL999", "syntax-error")
+
+
+@lru_cache(maxsize=None)
+def _rule_instances(codes: frozenset) -> tuple:
+    return tuple(r() for r in registry.all_rules() if r.code in codes)
+
+
+def locate(diags, locator) -> None:
+    for d in diags:
+        d.location = locator.rowcol(d.start)
+        d.end_location = locator.rowcol(d.end)
+        if d.noqa_row is None:
+            d.noqa_row = d.location[0]
+        if d.fix is not None:
+            d.edit_locations = [(locator.rowcol(e.start), locator.rowcol(e.end)) for e in d.fix.edits]
+
+
+def syntax_error_diagnostic(path: str, text: str, err: SyntaxError) -> Diagnostic:
+    from devlint.source import Locator
+
+    loc = Locator(text)
+    row = max(1, min(err.lineno or 1, loc.line_count))
+    col = max(1, err.offset or 1)
+    start = min(loc.line_start(row) + col - 1, len(text))
+    d = Diagnostic(SYNTAX_ERROR[0], SYNTAX_ERROR[1], f"SyntaxError: {err.msg}", path, start,
+                   start)
+    d.location = loc.rowcol(start)
+    d.end_location = d.location
+    d.noqa_row = d.location[0]
+    return d
+
+
+def enabled_codes(settings, path: str) -> frozenset:
+    codes = registry.select_codes(settings.select, settings.extend_select, settings.ignore)
+    per_file = ignored_codes_for(settings, path)
+    if per_file:
+        codes = frozenset(c for c in codes
+                          if not any(c.startswith(p.upper()) or p.upper() == "ALL"
+                                     or registry._name_of(c) == p.lower() for p in per_file))
+    return codes
+
+
+def lint_text(path: str, text: str, settings, codes: frozenset | None = None):
+    """Diagnostics for one Python source (positions filled, suppressions applied).
+    A syntax error becomes one DL999 diagnostic."""
+    if codes is None:
+        codes = enabled_codes(settings, path)
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError) as e:
+        if isinstance(e, SyntaxError):
+            return [syntax_error_diagnostic(path, text, e)]
+        return [syntax_error_diagnostic(path, text, SyntaxError(str(e)))]
+    if not codes:
+        return []
+    facts = build_facts(path, text, settings, tree)
+    diags: list[Diagnostic] = []
+    stmt_rows: list[int] = []
+    for rule in _rule_instances(codes):
+        for d in rule.check(facts):
+            diags.append(d)
+    if not diags:
+        return []
+    diags = _dedupe(diags)
+    locate(diags, facts.locator)
+    for d in diags:
+        stmt_rows.append(_statement_row(facts, d))
+    sups = suppression.parse_suppressions(text)
+    diags = suppression.apply_suppressions(diags, sups, stmt_rows)
+    diags.sort(key=lambda d: (d.start, d.code))
+    return diags
+
+
+def _dedupe(diags):
+    seen = set()
+    out = []
+    for d in diags:
+        key = (d.code, d.start, d.end)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _statement_row(facts, d) -> int:
+    """First row of the innermost collected statement spanning the diagnostic."""
+    row = d.location[0]
+    best = row
+    for stmt in facts.tree.body if facts.tree else ():
+        best = _descend_row(stmt, row, best)
+    return best
+
+
+def _descend_row(stmt, row, best):
+    if not (stmt.lineno <= row <= (stmt.end_lineno or stmt.lineno)):
+        return best
+    best = stmt.lineno
+    for name in ("body", "orelse", "finalbody", "handlers"):
+        for child in getattr(stmt, name, ()) or ():
+            if isinstance(child, ast.AST) and hasattr(child, "lineno"):
+                if child.lineno <= row <= (child.end_lineno or child.lineno):
+                    return _descend_row(child, row, best)
+    return best

@@ -1,0 +1,72 @@
+"""The `torch.cuda.X` -> device-generic replacement table (data: devlint/data/torch_api.toml)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+from devlint.profiles import _load_toml_bytes
+
+TABLE_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "torch_api.toml")
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    rule: str
+    name: str
+    kind: str
+    replacement: str
+    since: tuple[int, int] | None
+    until: tuple[int, int] | None
+    safe: bool
+    insert_device_type: bool
+    args: str
+    reference: str
+    note: str
+
+    def available_for(self, target: tuple[int, int]) -> bool:
+        if not self.replacement or self.since is None:
+            return False
+        if target < self.since:
+            return False
+        return self.until is None or target < self.until
+
+
+def _ver(v) -> tuple[int, int] | None:
+    if not v:
+        return None
+    major, minor = str(v).split(".")[:2]
+    return int(major), int(minor)
+
+
+@lru_cache(maxsize=None)
+def load_table() -> tuple[ApiEntry, ...]:
+    with open(TABLE_PATH, "rb") as f:
+        data = _load_toml_bytes(f.read())
+    out = []
+    for e in data.get("api", []):
+        out.append(ApiEntry(
+            rule=e["rule"], name=e["name"], kind=e.get("kind", "call"),
+            replacement=e.get("replacement", ""), since=_ver(e.get("since")),
+            until=_ver(e.get("until")), safe=bool(e.get("safe", False)),
+            insert_device_type=bool(e.get("insert_device_type", False)),
+            args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", "")))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def entries_by_name(rule: str) -> dict:
+    """name -> entries (several when a replacement was renamed across versions)."""
+    out: dict = {}
+    for e in load_table():
+        if e.rule == rule:
+            out.setdefault(e.name, []).append(e)
+    return out
+
+
+def best_entry(entries, target: tuple[int, int]):
+    """The entry whose replacement exists in the target torch, else the first one (flag only)."""
+    for e in entries:
+        if e.available_for(target):
+            return e
+    return entries[0] if entries else None

@@ -1,0 +1,38 @@
+"""ruff's JSON schema: a list of objects, one per finding."""
+from __future__ import annotations
+
+import json
+
+
+def diagnostic_dict(d) -> dict:
+    fix = None
+    if d.fix is not None:
+        fix = {
+            "applicability": d.fix.applicability.value,
+            "message": d.fix.message,
+            "edits": [
+                {"content": e.content,
+                 "location": {"row": loc[0], "column": loc[1]},
+                 "end_location": {"row": end[0], "column": end[1]}}
+                for e, (loc, end) in zip(d.fix.edits, d.edit_locations)
+            ],
+        }
+    url = None
+    if d.code not in ("DL999", "DL000"):
+        url = f"https://devlint.readthedocs.io/en/latest/rules/{d.code}/"
+    return {
+        "code": d.code,
+        "name": d.name,
+        "message": d.message,
+        "filename": d.path,
+        "location": {"row": d.location[0], "column": d.location[1]},
+        "end_location": {"row": d.end_location[0], "column": d.end_location[1]},
+        "fix": fix,
+        "noqa_row": d.noqa_row,
+        "url": url,
+    }
+
+
+def report(diagnostics, out, ctx) -> None:
+    json.dump([diagnostic_dict(d) for d in diagnostics], out, indent=2, ensure_ascii=False)
+    out.write("\n")

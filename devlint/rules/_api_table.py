@@ -1,0 +1,73 @@
+"""The check shared by the table-driven rules (DL401, DL404): a `torch.cuda.X` reference whose
+replacement the data table names, rewritten where the target torch has it."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import Expr, make_fix
+from devlint.profiles.torch_api import best_entry, entries_by_name
+
+
+def table_findings(rule, facts):
+    if facts.cuda_only:
+        return
+    table = entries_by_name(rule.code)
+    if not table:
+        return
+    target = facts.settings.target_torch_tuple(facts.profile)
+    for node, qual in facts.torch_refs:
+        entries = table.get(qual)
+        if not entries:
+            continue
+        if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
+            continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
+        w = facts.where_of(node)
+        if w is not None and w.annotation:
+            continue
+        par = facts.get_parent(node)
+        if _is_query_test(facts, node, par, qual):
+            continue
+        entry = best_entry(entries, target)
+        yield _finding(rule, facts, node, par, entry, target)
+
+
+def _is_query_test(facts, node, par, qual) -> bool:
+    """`a if torch.cuda.is_available() else b` picks between a CUDA value and a fallback: the
+    test alone is no hardcoding (DL106 rewrites the whole expression)."""
+    if not qual.endswith(".is_available") or not isinstance(par, ast.Call):
+        return False
+    grand = facts.get_parent(par)
+    return isinstance(grand, ast.IfExp) and grand.test is par
+
+
+def _finding(rule, facts, node, par, entry, target):
+    s, e = facts.span(node)
+    message = f"`{facts.text[s:e]}` is CUDA-only"
+    fix = None
+    if entry is not None and entry.available_for(target):
+        repl = entry.replacement
+        imports = ()
+        if repl.startswith("torch."):
+            local = facts.torch_name()
+            if local is None:
+                local = "torch"
+                imports = ("import torch",)
+            repl = local + repl[len("torch"):]
+        expr = Expr(repl, imports, "", entry.safe)
+        edits = [Edit(s, e, repl)]
+        call = par if isinstance(par, ast.Call) and par.func is node else None
+        if call is not None and "positional-only" in entry.args:
+            # `torch.cuda.set_device(device=x)` -> `torch.accelerator.set_device_index(x)`
+            for kw in call.keywords:
+                if kw.arg == "device" and not call.args:
+                    ks, _ = facts.span(kw)
+                    vs, _ = facts.span(kw.value)
+                    edits.append(Edit(ks, vs, ""))
+        fix = make_fix(facts, f"Use `{repl}`", edits, expr, safe=entry.safe)
+        message += f"; use `{entry.replacement}`"
+    elif entry is not None and entry.replacement:
+        since = ".".join(map(str, entry.since)) if entry.since else "?"
+        message += (f"; `{entry.replacement}` needs torch >= {since} (target-torch is "
+                    f"{target[0]}.{target[1]})")
+    return rule.diagnostic(facts, (s, e), message, fix)

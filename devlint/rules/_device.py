@@ -1,0 +1,76 @@
+"""Helpers the device-literal rules share: what a CUDA device string is, where it stands, and
+the expressions that replace it."""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.engine.fixkit import Expr, role_expr, single_quoted
+from devlint.engine.infer import infer_device
+
+_INDEXED = re.compile(r"cuda:(\d+)")
+
+
+def index_of(value: str) -> str | None:
+    m = _INDEXED.fullmatch(value)
+    return m.group(1) if m else None
+
+
+def skipped(facts, node) -> bool:
+    """Not a finding: CUDA-only files and code under a guard that established CUDA."""
+    if facts.cuda_only:
+        return True
+    w = facts.where_of(node)
+    return w is not None and (w.guarded or w.annotation)
+
+
+def is_torch_callee(facts, call: ast.Call) -> bool:
+    q = facts.qualname(call.func) or ""
+    return q == "torch" or q.startswith("torch.")
+
+
+def device_type_expr(facts, in_fstring_quote: str | None = None) -> Expr:
+    """The profile's device-type string, quoted to fit inside an f-string if asked."""
+    e = role_expr(facts, "device-type")
+    if in_fstring_quote == '"':
+        return Expr(single_quoted(e.text), e.imports, e.evidence, e.safe)
+    if in_fstring_quote == "'":
+        return Expr(e.text.replace("'", '"'), e.imports, e.evidence, e.safe)
+    return e
+
+
+def indexed_device(facts, index: str, want_object: bool = False) -> Expr:
+    """A device of the profile's type with an explicit index, e.g. for "cuda:1"."""
+    if facts.profile == "vllm" and not want_object:
+        t = device_type_expr(facts, '"')
+        return Expr(f'f"{{{t.text}}}:{index}"', t.imports, t.evidence, True)
+    t = device_type_expr(facts)
+    torch_local = facts.torch_name()
+    imports = t.imports
+    if torch_local is None:
+        torch_local = "torch"
+        imports = tuple(dict.fromkeys(imports + ("import torch",)))
+    return Expr(f"{torch_local}.device({t.text}, {index})", imports, t.evidence, True)
+
+
+def device_for_literal(facts, node: ast.Constant, role: str = "device",
+                       fallback_role: str | None = None) -> Expr:
+    """The replacement for a hardcoded "cuda"/"cuda:N" value: inferred from context, or the
+    profile's device (with the index kept for "cuda:N")."""
+    idx = index_of(node.value)
+    found = infer_device(facts, node, role)
+    if found is not None and not found.safe:
+        return found
+    if idx is not None:
+        return indexed_device(facts, idx, want_object=role == "device-object")
+    if fallback_role and fallback_role != role:
+        return role_expr(facts, fallback_role)
+    return found
+
+
+def string_prefix_and_quote(src: str) -> tuple[str, str]:
+    """('rf', '"') for rf"..." ; the quote is the delimiter's first character."""
+    i = 0
+    while i < len(src) and src[i] in "rRbBuUfF":
+        i += 1
+    return src[:i], src[i]

@@ -1,0 +1,68 @@
+"""What every rule module provides: its identity, its documentation, its examples, and a
+check over the facts the triage stage collected."""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterator
+
+if TYPE_CHECKING:
+    from devlint.diagnostics import Diagnostic
+    from devlint.engine.facts import FileFacts
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code that must be flagged, and what `--fix --unsafe-fixes` turns it into."""
+
+    source: str
+    fixed: str | None = None  # None: the finding has no automatic fix
+    profile: str = "torch"
+    count: int = 1  # findings expected in `source`
+    path: str = "example.py"
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code that must not be flagged."""
+
+    source: str
+    profile: str = "torch"
+    path: str = "example.py"
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line, used by `devlint rule --all`
+    valid: ClassVar[list[Valid]] = []
+    invalid: ClassVar[list[Invalid]] = []
+
+    def check(self, facts: "FileFacts") -> Iterator["Diagnostic"]:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def doc(cls) -> str:
+        """The rule's user documentation (the class docstring)."""
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def url(cls) -> str:
+        return f"https://devlint.readthedocs.io/en/latest/rules/{cls.code}/"
+
+    def diagnostic(self, facts: "FileFacts", node_or_span, message: str, fix=None) -> "Diagnostic":
+        from devlint.diagnostics import Diagnostic
+
+        if isinstance(node_or_span, tuple):
+            start, end = node_or_span
+        else:
+            start, end = facts.span(node_or_span)
+        return Diagnostic(self.code, self.name, message, facts.path, start, end, fix)
+
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Fix", "Fix safety", "Profiles")
+
+
+def doc_sections(doc: str) -> list[str]:
+    return re.findall(r"^## (.+)$", doc, flags=re.M)

@@ -1,0 +1,140 @@
+"""DL101 device-literal-to."""
+from __future__ import annotations
+
+import ast
+
+from devlint.engine.fixkit import make_fix
+from devlint.engine.infer import infer_device
+from devlint.rules._device import device_for_literal, skipped
+from devlint.rules.base import Invalid, Rule, Valid
+
+
+class DeviceLiteralTo(Rule):
+    """
+    ## What it does
+    Flags `.to(...)` calls whose target device is a CUDA literal: `x.to("cuda")`,
+    `x.to("cuda:0", non_blocking=True)`, `x.to(device="cuda")`, `model.to(torch.device("cuda"))`.
+
+    ## Why is this bad?
+    The value can only ever land on an NVIDIA (or ROCm) GPU. On Intel XPU, Ascend NPU, Apple MPS
+    or a CPU-only machine the call raises (`Torch not compiled with CUDA enabled`), even when the
+    code around it is device-generic.
+
+    ## Example
+    ```python
+    kv_cache = kv_cache_cpu.to("cuda", non_blocking=True)
+    inject_kv_into_layer(kv_cache_layer, kv_cache, slot_mapping)
+    ```
+
+    Use instead:
+    ```python
+    kv_cache = kv_cache_cpu.to(kv_cache_layer.device, non_blocking=True)
+    inject_kv_into_layer(kv_cache_layer, kv_cache, slot_mapping)
+    ```
+
+    ## Fix
+    The device is inferred from the code around the call, in order: the destination tensor the
+    moved value is written into (`dst.copy_(x)`, `dst[i] = x`, `f(dst, x)`), a `device` parameter
+    or local, `self.device` when the class sets it, a tensor whose `.device` the function already
+    reads, and last the profile's platform device.
+
+    ## Fix safety
+    A device taken from the surrounding code (the first four sources) is an unsafe fix: it is
+    almost always what the author meant, but needs a human look. The profile's platform device
+    is a safe fix: on a CUDA machine it is the same device.
+
+    ## Profiles
+    - `torch`: `torch.accelerator.current_accelerator()` (`None` on a CPU-only machine, which
+      `.to()` treats as "stay where you are").
+    - `vllm`: `current_platform.device_type`.
+    """
+
+    code = "DL101"
+    name = "device-literal-to"
+    summary = "Hardcoded CUDA device passed to `.to()`"
+
+    valid = [
+        Valid("x = x.to(y.device)\n"),
+        Valid("x = x.to(torch.float16)\n"),
+        Valid('import torch\nif torch.cuda.is_available():\n    x = x.to("cuda")\n'),
+        Valid('x = x.to("cpu")\n'),
+        Valid('print("move it with x.to(\'cuda\')")\n'),
+        Valid('import torch\nx = x.to("cuda") if torch.cuda.is_available() else x\n'),
+    ]
+    invalid = [
+        Invalid(
+            'import torch\n\n\ndef load(dst, src):\n    src_gpu = src.to("cuda", non_blocking=True)\n'
+            '    dst.copy_(src_gpu)\n',
+            'import torch\n\n\ndef load(dst, src):\n    src_gpu = src.to(dst.device, non_blocking=True)\n'
+            '    dst.copy_(src_gpu)\n'),
+        Invalid(
+            'import torch\nx = torch.ones(2).to("cuda")\n',
+            'import torch\nx = torch.ones(2).to(torch.accelerator.current_accelerator())\n'),
+        Invalid(
+            'import torch as th\nx = th.ones(2).to(device="cuda:1")\n',
+            'import torch as th\nx = th.ones(2).to(device=th.device((th.accelerator.current_accelerator() or th.device("cpu")).type, 1))\n'),
+        Invalid(
+            'import torch\nx = torch.ones(2).to("cuda")\n',
+            'import torch\nfrom vllm.platforms import current_platform\n'
+            'x = torch.ones(2).to(current_platform.device_type)\n',
+            profile="vllm"),
+        Invalid(
+            'import torch\n\n\ndef f(x, device):\n    return x.to(torch.device("cuda"))\n',
+            'import torch\n\n\ndef f(x, device):\n    return x.to(device)\n'),
+        Invalid(
+            'def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to("cuda")\n    return mask\n',
+            'def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n    return mask\n'),
+    ]
+
+    def check(self, facts):
+        for node in facts.strings:
+            call = self._to_call_of(facts, node)
+            if call is None or skipped(facts, node):
+                continue
+            expr = device_for_literal(facts, node, "device")
+            yield self._finding(facts, node, node, expr)
+        for call in facts.calls:
+            q = facts.qualname(call.func)
+            if q != "torch.device" or not call.args or len(call.args) > 1:
+                continue
+            arg = call.args[0]
+            if not (isinstance(arg, ast.Constant) and arg.value in ("cuda",)):
+                continue
+            if self._to_call_of(facts, call) is None or skipped(facts, call):
+                continue
+            expr = infer_device(facts, call, "device-object")
+            yield self._finding(facts, call, call, expr)
+
+    @staticmethod
+    def _to_call_of(facts, node):
+        par = facts.get_parent(node)
+        if isinstance(par, ast.keyword):
+            if par.arg != "device":
+                return None
+            call = facts.get_parent(par)
+        else:
+            call = par
+            if not isinstance(call, ast.Call) or not call.args or call.args[0] is not node:
+                return None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr == "to":
+            return call
+        return None
+
+    def _finding(self, facts, node, replaced, expr):
+        s, e = facts.span(replaced)
+        fix = None
+        if expr is not None:
+            fix = make_fix(facts, f"Move to `{expr.text}` ({expr.evidence})",
+                           [self.edit(s, e, expr.text)], expr)
+        return self.diagnostic(facts, (s, e),
+                               f"Hardcoded CUDA device `{facts.text[s:e]}` passed to `.to()`", fix)
+
+    @staticmethod
+    def edit(s, e, text):
+        from devlint.diagnostics import Edit
+
+        return Edit(s, e, text)
+
+
+RULE = DeviceLiteralTo

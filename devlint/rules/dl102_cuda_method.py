@@ -1,0 +1,116 @@
+"""DL102 cuda-method."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix
+from devlint.engine.infer import infer_device
+from devlint.rules._device import indexed_device, skipped
+from devlint.rules.base import Invalid, Rule, Valid
+
+_KWARGS = {"device", "non_blocking", "memory_format"}
+
+
+class CudaMethod(Rule):
+    """
+    ## What it does
+    Flags `.cuda()` calls on tensors and modules: `x.cuda()`, `module.cuda(non_blocking=True)`,
+    `x.cuda(i)`.
+
+    ## Why is this bad?
+    `.cuda()` exists only for CUDA devices. The same code on Intel XPU, Ascend NPU, Apple MPS or a
+    CPU-only machine raises, although `.to(device)` would have worked everywhere.
+
+    ## Example
+    ```python
+    if xs_pad.is_cuda:
+        mask = mask.cuda()
+    ```
+
+    Use instead:
+    ```python
+    if xs_pad.is_cuda:
+        mask = mask.to(xs_pad.device)
+    ```
+
+    ## Fix
+    `.cuda(...)` becomes `.to(<device>, ...)` keeping `non_blocking` and `memory_format`. The
+    device is inferred like DL101's: a tensor the enclosing `if t.is_cuda` tests, the
+    destination tensor, a `device` in scope, `self.device`, a tensor whose `.device` the function
+    reads, else the profile's device. `.cuda(i)` keeps the index: `.to(torch.device(<type>, i))`.
+
+    ## Fix safety
+    Unsafe when the device comes from the surrounding code; safe for the profile's device.
+
+    ## Profiles
+    - `torch`: `.to(torch.accelerator.current_accelerator())`.
+    - `vllm`: `.to(current_platform.device_type)`.
+    """
+
+    code = "DL102"
+    name = "cuda-method"
+    summary = "`.cuda()` pins a tensor or module to CUDA"
+
+    valid = [
+        Valid("x = x.to(device)\n"),
+        Valid("import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n"),
+        Valid("import torch\nn = torch.cuda.device_count()\n"),
+        Valid("class A:\n    def cuda(self):\n        return self\n"),
+        Valid("x = x.cuda  # the bound method, not a call\n"),
+    ]
+    invalid = [
+        Invalid("import torch\nx = torch.ones(2).cuda()\n",
+                "import torch\nx = torch.ones(2).to(torch.accelerator.current_accelerator())\n"),
+        Invalid("def f(x, device):\n    return x.cuda(non_blocking=True)\n",
+                "def f(x, device):\n    return x.to(device, non_blocking=True)\n"),
+        Invalid("import torch\nx = torch.ones(2).cuda(1)\n",
+                'import torch\nx = torch.ones(2).to(torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 1))\n'),
+        Invalid("x = load()['t'].cuda()\n",
+                "from vllm.platforms import current_platform\n"
+                "x = load()['t'].to(current_platform.device_type)\n", profile="vllm"),
+        Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.cuda()\n",
+                "def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n"),
+    ]
+
+    def check(self, facts):
+        for call in facts.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "cuda"):
+                continue
+            q = facts.qualname(func.value) or ""
+            if q == "torch" or q.startswith("torch."):
+                continue  # `torch.cuda()` is no tensor method
+            if len(call.args) > 1 or any(k.arg not in _KWARGS for k in call.keywords):
+                continue
+            if skipped(facts, call):
+                continue
+            yield self._finding(facts, call, func)
+
+    def _finding(self, facts, call, func):
+        _, fend = facts.span(func)
+        _, cend = facts.span(call)
+        name_start = fend - len("cuda")
+        dev_arg = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg == "device"), None)
+        others = [facts.source(k) for k in call.keywords if k.arg != "device"]
+        if dev_arg is None:
+            expr = infer_device(facts, call, "device")
+            dev_text = expr.text if expr else None
+        elif "device" in facts.source(dev_arg):
+            expr = None
+            dev_text = facts.source(dev_arg)
+        else:
+            expr = indexed_device(facts, facts.source(dev_arg))
+            dev_text = expr.text
+        fix = None
+        if dev_text is not None:
+            new = "to(" + ", ".join([dev_text, *others]) + ")"
+            why = expr.evidence if expr else f"the device `{dev_text}` it was given"
+            fix = make_fix(facts, f"Use `.to({dev_text})` ({why})",
+                           [Edit(name_start, cend, new)], expr)
+        return self.diagnostic(facts, (name_start, cend),
+                               f"`.{facts.text[name_start:cend]}` pins the value to CUDA", fix)
+
+
+RULE = CudaMethod

@@ -1,0 +1,165 @@
+"""DL103 device-literal-argument."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix, role_expr
+from devlint.engine.infer import infer_device
+from devlint.rules._device import device_for_literal, device_type_expr, index_of, skipped
+from devlint.rules.base import Invalid, Rule, Valid
+
+
+class DeviceLiteralArgument(Rule):
+    """
+    ## What it does
+    Flags CUDA device literals passed as arguments: `device="cuda"` in any call (tensor
+    factories, `torch.Generator`, config objects), `device="cuda"` as a parameter default,
+    `torch.device("cuda")`, `torch.device("cuda", i)`, `torch.device("cuda:0")` and
+    `with torch.device("cuda"):`.
+
+    ## Why is this bad?
+    The tensor, generator or default device only exists on NVIDIA (or ROCm) GPUs; the code fails
+    on every other accelerator and on CPU-only machines.
+
+    ## Example
+    ```python
+    positions = torch.arange(n, device="cuda")
+    ```
+
+    Use instead:
+    ```python
+    positions = torch.arange(n, device=query.device)
+    ```
+
+    ## Fix
+    The device is inferred from the code around the call (see DL101): a `device` in scope,
+    `self.device`, a tensor whose `.device` the function reads, else the profile's device.
+    `"cuda:N"` keeps its index. Parameter defaults use the profile's device type.
+
+    ## Fix safety
+    Unsafe when the device comes from the surrounding code; safe for the profile's device.
+
+    ## Profiles
+    - `torch`: `torch.accelerator.current_accelerator()` for torch's own functions (`None` means
+      the default device, the CPU, where there is no accelerator), the device type string
+      `(torch.accelerator.current_accelerator() or torch.device("cpu")).type` elsewhere.
+    - `vllm`: `current_platform.device_type`.
+    """
+
+    code = "DL103"
+    name = "device-literal-argument"
+    summary = "Hardcoded CUDA device passed as an argument"
+
+    valid = [
+        Valid("import torch\nx = torch.zeros(2, device=q.device)\n"),
+        Valid('import torch\nx = torch.zeros(2, device="cpu")\n'),
+        Valid('import torch\nif torch.cuda.is_available():\n    g = torch.Generator(device="cuda")\n'),
+        Valid('KERNELS = {"cuda": 1, "xpu": 2}\n'),
+        Valid('import torch\nx = x.to("cuda")  # DL101, not DL103\n'),
+        Valid('def f(backend="cuda"):\n    pass\n'),
+    ]
+    invalid = [
+        Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
+                'import torch\nx = torch.zeros(2, device=torch.accelerator.current_accelerator())\n'),
+        Invalid('import torch\n\n\ndef f(q, n):\n    d = q.device\n    return torch.arange(n, device="cuda")\n',
+                'import torch\n\n\ndef f(q, n):\n    d = q.device\n    return torch.arange(n, device=q.device)\n'),
+        Invalid('import torch\n\n\nclass A:\n    def __init__(self, device):\n        self.device = device\n\n'
+                '    def buf(self):\n        return torch.empty(4, device="cuda")\n',
+                'import torch\n\n\nclass A:\n    def __init__(self, device):\n        self.device = device\n\n'
+                '    def buf(self):\n        return torch.empty(4, device=self.device)\n'),
+        Invalid('def rope(dim, device="cuda"):\n    pass\n',
+                'from vllm.platforms import current_platform\n'
+                'def rope(dim, device=current_platform.device_type):\n    pass\n', profile="vllm"),
+        Invalid('import torch\nwith torch.device("cuda"):\n    pass\n',
+                'import torch\nwith (torch.accelerator.current_accelerator() or torch.device("cpu")):\n    pass\n'),
+        Invalid('import torch\nd = torch.device("cuda", 1)\n',
+                'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 1)\n'),
+        Invalid('import torch\nx = torch.randn(4, 5, device="cuda:0")\n',
+                'import torch\nfrom vllm.platforms import current_platform\n'
+                'x = torch.randn(4, 5, device=f"{current_platform.device_type}:0")\n',
+                profile="vllm"),
+        Invalid('q = QuantState.from_dict(s, device="cuda")\n',
+                'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+    ]
+
+    def check(self, facts):
+        for node in facts.strings:
+            par = facts.get_parent(node)
+            if isinstance(par, ast.keyword) and par.arg == "device":
+                call = facts.get_parent(par)
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                        and call.func.attr == "to":
+                    continue  # DL101
+                if skipped(facts, node):
+                    continue
+                torch_callee = isinstance(call, ast.Call) and _torch_callee(facts, call)
+                expr = device_for_literal(facts, node, "device",
+                                          None if torch_callee else "device-type")
+                yield self._replace(facts, node, expr, f"`device={facts.source(node)}`")
+            elif isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef, ast.arguments)):
+                pname = _param_of_default(par if isinstance(par, ast.arguments) else par.args,
+                                          node)
+                if pname is None or "device" not in pname.lower() or skipped(facts, node):
+                    continue
+                idx = index_of(node.value)
+                if idx is not None:
+                    t = device_type_expr(facts, '"')
+                    text = f'f"{{{t.text}}}:{idx}"'
+                    from devlint.engine.fixkit import Expr
+
+                    expr = Expr(text, t.imports, t.evidence, True)
+                else:
+                    expr = role_expr(facts, "device-type")
+                yield self._replace(facts, node, expr,
+                                    f"parameter default `{pname}={facts.source(node)}`")
+        for call in facts.calls:
+            if facts.qualname(call.func) != "torch.device" or not call.args:
+                continue
+            arg = call.args[0]
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                    and arg.value.startswith("cuda")) or skipped(facts, call):
+                continue
+            par = facts.get_parent(call)
+            if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) \
+                    and par.func.attr == "to" and par.args and par.args[0] is call:
+                continue  # DL101
+            idx = index_of(arg.value)
+            if arg.value == "cuda" and len(call.args) == 1 and not call.keywords:
+                expr = infer_device(facts, call, "device-object")
+                yield self._replace(facts, call, expr, f"`{facts.source(call)}`")
+            elif idx is not None or len(call.args) == 2:
+                t = device_type_expr(facts)
+                text = t.text if idx is None else f"{t.text}, {idx}"
+                s, e = facts.span(arg)
+                fix = make_fix(facts, f"Use the profile's device type `{t.text}`",
+                               [Edit(s, e, text)], t)
+                yield self.diagnostic(facts, call, f"Hardcoded CUDA device `{facts.source(call)}`",
+                                      fix)
+
+    def _replace(self, facts, node, expr, what):
+        s, e = facts.span(node)
+        fix = None
+        if expr is not None:
+            fix = make_fix(facts, f"Use `{expr.text}` ({expr.evidence})", [Edit(s, e, expr.text)],
+                           expr)
+        return self.diagnostic(facts, (s, e), f"Hardcoded CUDA device in {what}", fix)
+
+
+def _torch_callee(facts, call) -> bool:
+    q = facts.qualname(call.func) or ""
+    return q == "torch" or q.startswith("torch.")
+
+
+def _param_of_default(args: ast.arguments, node) -> str | None:
+    positional = [*args.posonlyargs, *args.args]
+    for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if d is node:
+            return a.arg
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        if d is node:
+            return a.arg
+    return None
+
+
+RULE = DeviceLiteralArgument

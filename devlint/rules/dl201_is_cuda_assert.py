@@ -1,0 +1,102 @@
+"""DL201 is-cuda-assert."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules.base import Invalid, Rule, Valid
+
+
+class IsCudaAssert(Rule):
+    """
+    ## What it does
+    Flags assertions that a tensor lives on CUDA: `assert t.is_cuda`,
+    `assert t.device.type == "cuda"`.
+
+    ## Why is this bad?
+    The assertion usually means "this tensor must be on an accelerator, not the CPU", but it
+    rejects every non-NVIDIA accelerator: an XPU tensor has `is_cuda == False`, so callers fail
+    before the (often Triton, device-generic) kernel runs.
+
+    ## Example
+    ```python
+    assert state.is_cuda
+    ```
+
+    Use instead (vllm profile):
+    ```python
+    assert state.is_cuda or state.is_xpu
+    ```
+
+    ## Fix
+    The test is widened to accept every accelerator the profile targets while still rejecting
+    CPU tensors.
+
+    ## Fix safety
+    Safe: on CUDA the assertion passes and fails exactly as before; it only stops rejecting other
+    accelerators.
+
+    ## Profiles
+    - `torch`: `t.device.type != "cpu"`.
+    - `vllm`: `t.is_cuda or t.is_xpu`.
+    """
+
+    code = "DL201"
+    name = "is-cuda-assert"
+    summary = "Assertion accepts only CUDA tensors"
+
+    valid = [
+        Valid("assert state.is_cuda or state.is_xpu\n"),
+        Valid('assert t.device.type != "cpu"\n'),
+        Valid("assert not t.is_cuda\n"),
+        Valid("if t.is_cuda:\n    pass\n"),
+    ]
+    invalid = [
+        Invalid("def g(state):\n    assert state.is_cuda\n",
+                "def g(state):\n    assert state.is_cuda or state.is_xpu\n", profile="vllm"),
+        Invalid("def g(state):\n    assert state.is_cuda, 'need gpu'\n",
+                "def g(state):\n    assert state.device.type != \"cpu\", 'need gpu'\n"),
+        Invalid('def g(x, y):\n    assert x.is_cuda and y.ndim == 2\n',
+                'def g(x, y):\n    assert (x.is_cuda or x.is_xpu) and y.ndim == 2\n', profile="vllm"),
+        Invalid('def g(x):\n    assert x.device.type == "cuda"\n',
+                'def g(x):\n    assert x.device.type != "cpu"\n'),
+    ]
+
+    def check(self, facts):
+        if facts.cuda_only:
+            return
+        for stmt in facts.asserts:
+            w = facts.where_of(stmt)
+            if w is not None and w.guarded:
+                continue
+            for node, tensor in _cuda_tests(stmt.test, top=True):
+                expr = role_expr(facts, "accelerator-tensor-test", facts.source(tensor))
+                if expr is None:
+                    continue
+                text = expr.text
+                if node is not stmt.test and (" or " in text or " and " in text):
+                    text = f"({text})"
+                s, e = facts.span(node)
+                fix = make_fix(facts, f"Accept any accelerator: `{text}`", [Edit(s, e, text)],
+                               expr)
+                yield self.diagnostic(facts, (s, e), f"`assert {facts.text[s:e]}` rejects "
+                                      f"non-CUDA accelerators", fix)
+
+
+def _cuda_tests(test, top=False):
+    """(node, tensor) for each `t.is_cuda` / `t.device.type == "cuda"` the assertion requires."""
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        yield test, test.value
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value == "cuda" \
+                and isinstance(left, ast.Attribute) and left.attr == "type" \
+                and isinstance(left.value, ast.Attribute) and left.value.attr == "device":
+            yield test, left.value.value
+    elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for v in test.values:
+            yield from _cuda_tests(v)
+
+
+RULE = IsCudaAssert
