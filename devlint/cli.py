@@ -141,6 +141,11 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
           output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix, config_path,
           force_exclude, jobs, quiet):
     """Lint PATHS (default: the current directory) and optionally fix them."""
+    import gc
+
+    # The run allocates many short-lived ast nodes and no reference cycles worth collecting;
+    # the cyclic collector alone costs more than half of the parse time (measured on vLLM).
+    gc.disable()
     from devlint.discovery import PathError, discover
     from devlint.engine import runner
     from devlint.settings import ConfigError, parse_version

@@ -52,9 +52,7 @@ class Locator:
 
     def __init__(self, text: str):
         self.text = text
-        starts = [0]
-        starts.extend(m.end() for m in _NEWLINE.finditer(text))
-        self._starts = starts
+        self._starts = [0, *[m.end() for m in _NEWLINE.finditer(text)]]
 
     @property
     def line_count(self) -> int:

@@ -13,12 +13,15 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from devlint.engine.prefilter import TRIGGER_TEXT
+from devlint.engine.prefilter import TRIGGER_LINE
 from devlint.source import Locator
 
 DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
 _PLATFORM_CUDA_QUERIES = {"is_cuda", "is_cuda_alike", "is_rocm"}
-_TORCH_CUDA_QUERIES = {"torch.cuda.is_available", "torch.cuda.is_initialized"}
+# `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
+# and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
+# `device = "cuda:0"` below it); it is itself a DL401 finding.
+_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized"}
 # modules whose import makes a file CUDA-only by construction (documented default)
 CUDA_ONLY_IMPORTS = ("cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cupy", "pynvml",
                      "flashinfer", "deep_gemm", "nvidia")
@@ -47,7 +50,7 @@ class FileFacts:
     text: str
     profile: str  # resolved: "torch" | "vllm" | a custom profile name
     settings: object
-    locator: Locator = None
+    _locator: Locator | None = None
     tree: ast.Module | None = None
     aliases: dict = field(default_factory=dict)  # local name -> qualified name
     cuda_only: str | None = None  # why the whole file is CUDA-only, if it is
@@ -64,6 +67,12 @@ class FileFacts:
     future_end_row: int = 0
 
     # --- positions -------------------------------------------------------------------
+    @property
+    def locator(self) -> Locator:
+        if self._locator is None:
+            self._locator = Locator(self.text)
+        return self._locator
+
     def offset(self, row: int, col: int) -> int:
         return self.locator.offset(row, col)
 
@@ -143,8 +152,8 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     aliases: dict = {}
     collect_imports(tree.body, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
-    facts = FileFacts(path, text, profile, settings, Locator(text), tree, aliases)
-    facts.cuda_only = _cuda_only_reason(path, aliases)
+    facts = FileFacts(path, text, profile, settings, None, tree, aliases)
+    facts.cuda_only = _cuda_only_reason(path, tree)
     _leading_rows(facts)
     hot = _hot_rows(facts)
     if hot:
@@ -152,15 +161,24 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     return facts
 
 
-def _cuda_only_reason(path: str, aliases: dict) -> str | None:
+def _cuda_only_reason(path: str, tree: ast.Module) -> str | None:
+    """Why a file is CUDA-only by construction: its folder, or an unconditional top-level
+    import of a CUDA-only stack (an import inside try/except or an `if` is optional)."""
     parts = os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]
     for folder in CUDA_ONLY_FOLDERS:
         if folder in parts:
             return f"in a `{folder}/` folder"
-    for qual in aliases.values():
-        for mod in CUDA_ONLY_IMPORTS:
-            if qual == mod or qual.startswith(mod + "."):
-                return f"imports `{mod}`"
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            mods = [a.name for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
+            mods = [stmt.module]
+        else:
+            continue
+        for qual in mods:
+            for mod in CUDA_ONLY_IMPORTS:
+                if qual == mod or qual.startswith(mod + "."):
+                    return f"imports `{mod}`"
     return None
 
 
@@ -184,15 +202,29 @@ def _leading_rows(facts: FileFacts) -> None:
 
 def _hot_rows(facts: FileFacts) -> list[int]:
     """Rows holding a trigger token, or a name imported from torch.cuda under another name."""
-    loc = facts.locator
     text = facts.text
-    rows = {loc.rowcol(m.start())[0] for m in TRIGGER_TEXT.finditer(text)}
+    rows = set(_match_rows(TRIGGER_LINE, text))
     extra = [name for name, qual in facts.aliases.items()
              if qual.startswith("torch.cuda") and "cuda" not in name.lower()]
     if extra:
-        pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, extra)))
-        rows.update(loc.rowcol(m.start())[0] for m in pat.finditer(text))
+        pat = re.compile(r"(?m)^.*?\b(?:%s)\b" % "|".join(map(re.escape, extra)))
+        rows.update(_match_rows(pat, text))
     return sorted(rows)
+
+
+def _match_rows(pattern, text: str):
+    """1-based rows of the matches (one match per line at most), counted incrementally.
+    Rows follow \\n; a file with bare \\r line ends is counted by the Locator instead."""
+    if "\r" in text and "\r\n" not in text:
+        loc = Locator(text)
+        for m in pattern.finditer(text):
+            yield loc.rowcol(m.start())[0]
+        return
+    row, pos = 1, 0
+    for m in pattern.finditer(text):
+        row += text.count("\n", pos, m.start())
+        pos = m.start()
+        yield row
 
 
 class _Descent:

@@ -34,21 +34,30 @@ def _codes(text: str | None) -> tuple[str, ...] | None:
     return codes or None
 
 
-def comments(text: str, rows: set | None = None):
-    """(row, offset, comment text) of real comments (not `#` inside strings)."""
-    from devlint.source import Locator
+_CANDIDATE_LINE = re.compile(r"(?m)^[^\n]*#[^\n]*(?:noqa|NOQA|devlint:)[^\n]*")
 
-    loc = Locator(text)
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT and (rows is None or tok.start[0] in rows):
-                yield tok.start[0], loc.line_start(tok.start[0]) + tok.start[1], tok.string
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return
+
+def comments(text: str):
+    """(row, offset, comment text) of the comments that may suppress something.
+
+    Only lines holding `#` and a suppression word are tokenized, one line at a time, so a
+    `#` inside a string on such a line is told apart from a comment without tokenizing the
+    whole file."""
+    row, pos = 1, 0
+    for m in _CANDIDATE_LINE.finditer(text):
+        row += text.count("\n", pos, m.start())
+        pos = m.start()
+        line = m.group(0)
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+                if tok.type == tokenize.COMMENT:
+                    yield row, m.start() + tok.start[1], tok.string
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            continue
 
 
 def parse_suppressions(text: str) -> list[Suppression]:
-    if "noqa" not in text and "devlint:" not in text:
+    if "noqa" not in text and "NOQA" not in text and "devlint:" not in text:
         return []
     out = []
     for row, off, comment in comments(text):

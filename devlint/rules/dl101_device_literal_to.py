@@ -56,10 +56,11 @@ class DeviceLiteralTo(Rule):
     valid = [
         Valid("x = x.to(y.device)\n"),
         Valid("x = x.to(torch.float16)\n"),
-        Valid('import torch\nif torch.cuda.is_available():\n    x = x.to("cuda")\n'),
+        Valid('from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.to("cuda")\n'),
         Valid('x = x.to("cpu")\n'),
         Valid('print("move it with x.to(\'cuda\')")\n'),
-        Valid('import torch\nx = x.to("cuda") if torch.cuda.is_available() else x\n'),
+        Valid('x = x.to("cuda") if current_platform.is_cuda_alike() else x\n'),
+        Valid('def f(x, y):\n    if y.device.type == "cuda":\n        x = x.to("cuda")\n'),
     ]
     invalid = [
         Invalid(

@@ -54,7 +54,7 @@ class CudaMethod(Rule):
 
     valid = [
         Valid("x = x.to(device)\n"),
-        Valid("import torch\nif torch.cuda.is_available():\n    x = x.cuda()\n"),
+        Valid("from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.cuda()\n"),
         Valid("import torch\nn = torch.cuda.device_count()\n"),
         Valid("class A:\n    def cuda(self):\n        return self\n"),
         Valid("x = x.cuda  # the bound method, not a call\n"),

@@ -54,7 +54,7 @@ class DeviceLiteralArgument(Rule):
     valid = [
         Valid("import torch\nx = torch.zeros(2, device=q.device)\n"),
         Valid('import torch\nx = torch.zeros(2, device="cpu")\n'),
-        Valid('import torch\nif torch.cuda.is_available():\n    g = torch.Generator(device="cuda")\n'),
+        Valid('import pytest\nimport torch\nif not current_platform.is_cuda():\n    pytest.skip("CUDA graphs")\ng = torch.Generator(device="cuda")\n'),
         Valid('KERNELS = {"cuda": 1, "xpu": 2}\n'),
         Valid('import torch\nx = x.to("cuda")  # DL101, not DL103\n'),
         Valid('def f(backend="cuda"):\n    pass\n'),
@@ -79,6 +79,8 @@ class DeviceLiteralArgument(Rule):
                 'import torch\nfrom vllm.platforms import current_platform\n'
                 'x = torch.randn(4, 5, device=f"{current_platform.device_type}:0")\n',
                 profile="vllm"),
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
+                'import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device=torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 0))\n'),
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
                 'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
     ]

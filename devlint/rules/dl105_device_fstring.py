@@ -48,7 +48,7 @@ class DeviceFstring(Rule):
     valid = [
         Valid('name = f"cuda_graph_{i}"\n'),
         Valid('msg = f"{device_type}:{i}"\n'),
-        Valid('import torch\nif torch.cuda.is_available():\n    d = f"cuda:{i}"\n'),
+        Valid('if current_platform.is_cuda():\n    d = f"cuda:{i}"\n'),
         Valid('logger.info("running on cuda:%d", i)\n'),
     ]
     invalid = [
