@@ -12,6 +12,7 @@ import bisect
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from devlint.engine.prefilter import TRIGGER_LINE
 from devlint.source import Locator
@@ -22,10 +23,6 @@ _PLATFORM_CUDA_QUERIES = {"is_cuda", "is_cuda_alike", "is_rocm"}
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
 # `device = "cuda:0"` below it); it is itself a DL401 finding.
 _TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized"}
-# modules whose import makes a file CUDA-only by construction (documented default)
-CUDA_ONLY_IMPORTS = ("cutlass", "cuda.bindings", "cuda.cuda", "cuda.cudart", "cupy", "pynvml",
-                     "flashinfer", "deep_gemm", "nvidia")
-CUDA_ONLY_FOLDERS = ("third_party", "nvidia", "cuda")
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -161,13 +158,30 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     return facts
 
 
+@lru_cache(maxsize=None)
+def _cuda_only_defaults():
+    from devlint.profiles import _load_toml_bytes
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
+    with open(path, "rb") as f:
+        data = _load_toml_bytes(f.read())
+    stems = tuple(data["stems"])
+    stem_re = re.compile(r"(?:^|_)(?:%s)(?:_|$)" % "|".join(map(re.escape, stems)))
+    return frozenset(data["folders"]), stem_re, tuple(data["imports"])
+
+
 def _cuda_only_reason(path: str, tree: ast.Module) -> str | None:
-    """Why a file is CUDA-only by construction: its folder, or an unconditional top-level
-    import of a CUDA-only stack (an import inside try/except or an `if` is optional)."""
-    parts = os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]
-    for folder in CUDA_ONLY_FOLDERS:
-        if folder in parts:
+    """Why a file is CUDA-only by construction (devlint/data/cuda_only.toml): its folder, its
+    name, or an unconditional top-level import of a CUDA-only stack (an import inside
+    try/except or an `if` is optional)."""
+    folders, stem_re, imports = _cuda_only_defaults()
+    parts = os.path.abspath(path).replace(os.sep, "/").split("/")
+    for folder in parts[:-1]:
+        if folder in folders:
             return f"in a `{folder}/` folder"
+    stem = parts[-1].rsplit(".", 1)[0]
+    if stem_re.search(stem):
+        return f"its name `{parts[-1]}` says it is CUDA-specific"
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             mods = [a.name for a in stmt.names]
@@ -176,7 +190,7 @@ def _cuda_only_reason(path: str, tree: ast.Module) -> str | None:
         else:
             continue
         for qual in mods:
-            for mod in CUDA_ONLY_IMPORTS:
+            for mod in imports:
                 if qual == mod or qual.startswith(mod + "."):
                     return f"imports `{mod}`"
     return None

@@ -70,3 +70,29 @@ def best_entry(entries, target: tuple[int, int]):
         if e.available_for(target):
             return e
     return entries[0] if entries else None
+
+
+@dataclass(frozen=True)
+class ProfileApi:
+    name: str
+    attribute: str
+    replacement: str
+    imports: tuple[str, ...]
+    safe: bool
+    note: str
+
+
+@lru_cache(maxsize=None)
+def profile_overrides(profile: str) -> dict:
+    """name -> [ProfileApi] for one profile (data: devlint/data/profile_api.toml)."""
+    path = os.path.join(os.path.dirname(TABLE_PATH), "profile_api.toml")
+    with open(path, "rb") as f:
+        data = _load_toml_bytes(f.read())
+    out: dict = {}
+    for e in data.get(profile, []):
+        imp = e.get("import", ())
+        out.setdefault(e["name"], []).append(ProfileApi(
+            e["name"], e.get("attribute", ""), e["replacement"],
+            (imp,) if isinstance(imp, str) else tuple(imp), bool(e.get("safe", False)),
+            e.get("note", "")))
+    return out

@@ -6,7 +6,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import Expr, make_fix
-from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 
 
 def table_findings(rule, facts):
@@ -29,7 +29,35 @@ def table_findings(rule, facts):
         if _is_query_test(facts, node, par, qual):
             continue
         entry = best_entry(entries, target)
+        if entry is not None and not entry.replacement:
+            # no generic form in torch: a finding only where the profile offers one
+            found = _profile_finding(rule, facts, node, par, qual)
+            if found is not None:
+                yield found
+            continue
         yield _finding(rule, facts, node, par, entry, target)
+
+
+def _profile_finding(rule, facts, node, par, qual):
+    for o in profile_overrides(facts.profile).get(qual, ()):
+        if not isinstance(par, ast.Call) or par.func is not node:
+            continue
+        target = par
+        if o.attribute:
+            grand = facts.get_parent(par)
+            if not (isinstance(grand, ast.Attribute) and grand.attr == o.attribute
+                    and grand.value is par):
+                continue
+            target = grand
+        arg = facts.source(par.args[0]) if par.args else ""
+        repl = o.replacement.replace("{arg}", arg)
+        s, e = facts.span(target)
+        expr = Expr(repl, o.imports, "", o.safe)
+        why = f"; {o.note}" if o.note else ""
+        fix = make_fix(facts, f"Use `{repl}`{why}", [Edit(s, e, repl)], expr, safe=o.safe)
+        return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
+                               f"{facts.profile} profile has `{repl}`", fix)
+    return None
 
 
 def _is_query_test(facts, node, par, qual) -> bool:
