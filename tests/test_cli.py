@@ -197,7 +197,9 @@ def test_noqa_and_devlint_ignore(tmp_path):
         '    device="cuda",\n)\n'
         'e = torch.zeros(2, device="cuda"); s = "# noqa"\n')
     data = json.loads(run("--output-format", "json", "m.py", cwd=tmp_path).stdout)
-    assert [d["location"]["row"] for d in data] == [4, 9]
+    # row 4's `noqa: DL401` suppresses nothing: DL900 says so
+    assert [(d["location"]["row"], d["code"]) for d in data] == [(4, "DL103"), (4, "DL900"),
+                                                                 (9, "DL103")]
 
 
 def test_file_ignore(tmp_path):

@@ -11,10 +11,12 @@ from devlint.rules import registry
 from devlint.rules.base import DOC_SECTIONS, doc_sections
 
 RULES = registry.all_rules()
+# shell rules' examples are shell scripts, run by tests/shell
+PY_RULES = [r for r in RULES if not getattr(r, "shell", False)]
 
 
 def _cases(kind):
-    for rule in RULES:
+    for rule in PY_RULES:
         for i, ex in enumerate(getattr(rule, kind)):
             yield pytest.param(rule, ex, id=f"{rule.code}-{kind}-{i}")
 

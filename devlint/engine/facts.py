@@ -18,6 +18,9 @@ from devlint.engine.prefilter import TRIGGER_LINE
 from devlint.source import Locator
 
 DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
+# string constants some rule looks at: CUDA devices, distributed backends, the CUDA
+# visibility variable
+INTERESTING_STRING = re.compile(r"cuda(?::\d+)?|nccl|gloo|hccl|xccl|CUDA_VISIBLE_DEVICES")
 _PLATFORM_CUDA_QUERIES = {"is_cuda", "is_cuda_alike", "is_rocm"}
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
@@ -52,11 +55,13 @@ class FileFacts:
     aliases: dict = field(default_factory=dict)  # local name -> qualified name
     cuda_only: str | None = None  # why the whole file is CUDA-only, if it is
     calls: list = field(default_factory=list)
-    strings: list = field(default_factory=list)  # str Constants that look like CUDA devices
+    strings: list = field(default_factory=list)  # str Constants: devices, backends, env vars
     fstrings: list = field(default_factory=list)  # JoinedStr / BinOp building "cuda:<i>"
     torch_refs: list = field(default_factory=list)  # (node, qualname) of torch.cuda.* references
     asserts: list = field(default_factory=list)
-    assigns: list = field(default_factory=list)  # module/class level Assign/AnnAssign
+    assigns: list = field(default_factory=list)  # Assign/AnnAssign statements (any level)
+    ifs: list = field(default_factory=list)  # If statements
+    ifexps: list = field(default_factory=list)  # IfExp expressions
     where: dict = field(default_factory=dict)  # id(node) -> Where
     parent: dict = field(default_factory=dict)  # id(node) -> parent node
     import_end_row: int = 0  # last row of the leading import block (0: none)
@@ -249,7 +254,10 @@ class _Descent:
         self.hot = hot
 
     def is_hot(self, node) -> bool:
-        i = bisect.bisect_left(self.hot, node.lineno)
+        first = node.lineno
+        for d in getattr(node, "decorator_list", ()):  # decorators stand above `def`/`class`
+            first = min(first, d.lineno)
+        i = bisect.bisect_left(self.hot, first)
         return i < len(self.hot) and self.hot[i] <= (node.end_lineno or node.lineno)
 
     def run(self):
@@ -301,6 +309,8 @@ class _Descent:
             self.block(stmt.body, Where(None, stmt, where.guarded, where.tensor_guard, None,
                                         "class"))
         elif isinstance(stmt, ast.If):
+            self.f.ifs.append(stmt)
+            self.f.where[id(stmt)] = here
             self.expr(stmt.test, stmt, here)
             polarity, tensor = self.cuda_test(stmt.test)
             body_w = self._guarded(where, polarity > 0, tensor)
@@ -340,7 +350,7 @@ class _Descent:
             if isinstance(stmt, ast.Assert):
                 self.f.asserts.append(stmt)
                 self.f.where[id(stmt)] = here
-            if where.level in ("module", "class") and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 self.f.assigns.append(stmt)
                 self.f.where[id(stmt)] = here
             if isinstance(stmt, (ast.Import, ast.ImportFrom)) and where.level == "function":
@@ -428,7 +438,7 @@ class _Descent:
                 wmap[id(node)] = w
             elif t is ast.Constant:
                 v = node.value
-                if isinstance(v, str) and len(v) <= 8 and DEVICE_STRING.fullmatch(v):
+                if isinstance(v, str) and len(v) <= 20 and INTERESTING_STRING.fullmatch(v):
                     f.strings.append(node)
                     wmap[id(node)] = w
                 continue
@@ -454,6 +464,8 @@ class _Descent:
                 if t is ast.Name:
                     continue
             elif t is ast.IfExp:
+                f.ifexps.append(node)
+                wmap[id(node)] = w
                 # the arms of `a if <cuda test> else b` are guarded like an if statement
                 p, tensor = self.cuda_test(node.test)
                 stack.append((node.test, node, w))

@@ -15,7 +15,8 @@ SYNTAX_ERROR = ("DL999", "syntax-error")
 
 @lru_cache(maxsize=None)
 def _rule_instances(codes: frozenset) -> tuple:
-    return tuple(r() for r in registry.all_rules() if r.code in codes)
+    return tuple(r() for r in registry.all_rules()
+                 if r.code in codes and not getattr(r, "shell", False))
 
 
 def locate(diags, locator) -> None:
@@ -70,9 +71,14 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None):
     diags: list[Diagnostic] = []
     stmt_rows: list[int] = []
     for rule in _rule_instances(codes):
-        for d in rule.check(facts):
-            diags.append(d)
-    if not diags:
+        try:
+            for d in rule.check(facts):
+                diags.append(d)
+        except Exception as e:  # the runner reports it as an internal error naming the rule
+            e.devlint_rule = f"{rule.code} ({rule.name})"
+            raise
+    check_unused = "DL900" in codes
+    if not diags and not check_unused:
         return []
     diags = _dedupe(diags)
     locate(diags, facts.locator)
@@ -80,6 +86,12 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None):
         stmt_rows.append(_statement_row(facts, d))
     sups = suppression.parse_suppressions(text)
     diags = suppression.apply_suppressions(diags, sups, stmt_rows)
+    if check_unused and sups:
+        from devlint.rules.dl900_unused_suppression import unused_suppressions
+
+        unused = unused_suppressions(sups, codes, text, path)
+        locate(unused, facts.locator)
+        diags.extend(unused)
     diags.sort(key=lambda d: (d.start, d.code))
     return diags
 

@@ -9,13 +9,20 @@ from devlint.engine.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 
 
-def table_findings(rule, facts):
+def table_findings(rule, facts, annotations_when_constructed=False):
+    """Findings for the file's `torch.cuda` references that the table maps for this rule.
+
+    Annotations are not findings, except (with `annotations_when_constructed`) where the file
+    also constructs the annotated class: the annotation must follow the constructor's fix."""
     if facts.cuda_only:
         return
     table = entries_by_name(rule.code)
     if not table:
         return
     target = facts.settings.target_torch_tuple(facts.profile)
+    constructed = {q for n, q in facts.torch_refs
+                   if isinstance(facts.get_parent(n), ast.Call)
+                   and facts.get_parent(n).func is n} if annotations_when_constructed else ()
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
         if not entries:
@@ -23,8 +30,10 @@ def table_findings(rule, facts):
         if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)
-        if w is not None and w.annotation:
+        if w is not None and w.annotation and qual not in constructed:
             continue
+        if in_skip_gate(facts, node):
+            continue  # DL203 reports the whole gate
         par = facts.get_parent(node)
         if _is_query_test(facts, node, par, qual):
             continue
@@ -99,3 +108,24 @@ def _finding(rule, facts, node, par, entry, target):
         message += (f"; `{entry.replacement}` needs torch >= {since} (target-torch is "
                     f"{target[0]}.{target[1]})")
     return rule.diagnostic(facts, (s, e), message, fix)
+
+
+_SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless")
+
+
+def in_skip_gate(facts, node) -> bool:
+    """Inside `pytest.mark.skipif(...)` / `unittest.skipIf(...)` / `pytestmark = ...`."""
+    cur = facts.get_parent(node)
+    while cur is not None:
+        if isinstance(cur, ast.Call):
+            f = cur.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in _SKIP_DECORATORS:
+                return True
+        if isinstance(cur, ast.stmt):
+            if isinstance(cur, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                   for t in cur.targets):
+                return True
+            return False
+        cur = facts.get_parent(cur)
+    return False

@@ -11,6 +11,15 @@ from devlint.engine.infer import infer_device
 _INDEXED = re.compile(r"cuda:(\d+)")
 
 
+def device_strings(facts):
+    """The str constants of the file that name a CUDA device ("cuda", "cuda:N")."""
+    from devlint.engine.facts import DEVICE_STRING
+
+    for node in facts.strings:
+        if DEVICE_STRING.fullmatch(node.value):
+            yield node
+
+
 def index_of(value: str) -> str | None:
     m = _INDEXED.fullmatch(value)
     return m.group(1) if m else None

@@ -5,7 +5,7 @@ import ast
 
 from devlint.engine.fixkit import make_fix
 from devlint.engine.infer import infer_device
-from devlint.rules._device import device_for_literal, skipped
+from devlint.rules._device import device_for_literal, device_strings, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 
@@ -88,7 +88,7 @@ class DeviceLiteralTo(Rule):
     ]
 
     def check(self, facts):
-        for node in facts.strings:
+        for node in device_strings(facts):
             call = self._to_call_of(facts, node)
             if call is None or skipped(facts, node):
                 continue

@@ -6,7 +6,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
 from devlint.engine.infer import infer_device
-from devlint.rules._device import device_for_literal, device_type_expr, index_of, skipped
+from devlint.rules._device import device_for_literal, device_strings, device_type_expr, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 
@@ -86,7 +86,7 @@ class DeviceLiteralArgument(Rule):
     ]
 
     def check(self, facts):
-        for node in facts.strings:
+        for node in device_strings(facts):
             par = facts.get_parent(node)
             if isinstance(par, ast.keyword) and par.arg == "device":
                 call = facts.get_parent(par)
@@ -126,6 +126,8 @@ class DeviceLiteralArgument(Rule):
             if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) \
                     and par.func.attr == "to" and par.args and par.args[0] is call:
                 continue  # DL101
+            if isinstance(par, ast.IfExp) and par.test is not call:
+                continue  # an arm of a CUDA-or-CPU choice: DL106
             idx = index_of(arg.value)
             if arg.value == "cuda" and len(call.args) == 1 and not call.keywords:
                 expr = infer_device(facts, call, "device-object")

@@ -10,13 +10,20 @@ from devlint.rules._device import device_type_expr, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _DEVICE_NAME = re.compile(r"(?i)dev")
+# inside functions only plain device variables count (`device = "cuda:0"`)
+_LOCAL_DEVICE_NAME = re.compile(r"(?i)(?:^|_)dev(?:ice)?$")
 
 
 class DeviceLiteralConstant(Rule):
     """
     ## What it does
     Flags module and class constants that hardcode a CUDA device: `DEVICE = "cuda"`,
-    `DEVICES = ["cuda:0", "cuda:1"]`, `TORCH_DEVICE: str = "cuda"`.
+    `DEVICES = ["cuda:0", "cuda:1"]`, `TORCH_DEVICE: str = "cuda"`, and local device
+    variables assigned a literal (`device = "cuda:0"`).
+
+    Also flags platform ladders that re-derive the device type by hand:
+    `if current_platform.is_cuda_alike(): self.device_type = "cuda" elif ...is_xpu(): ... = "xpu"`
+    or `if torch.cuda.is_available(): device = "cuda" elif torch.backends.mps.is_available(): ...`.
 
     ## Why is this bad?
     A device constant is read by everything below it: one literal pins a whole test module or
@@ -35,7 +42,9 @@ class DeviceLiteralConstant(Rule):
     ```
 
     ## Fix
-    The literal becomes the profile's device type string; `"cuda:N"` keeps its index as an
+    A ladder becomes one assignment of the profile's device type (unsafe: a platform missing
+    from the ladder now gets its own type instead of the ladder's fallback). Otherwise the
+    literal becomes the profile's device type string; `"cuda:N"` keeps its index as an
     f-string. Only names that say they hold a device (`DEVICE`, `device`, `DEVICES`,
     `TORCH_DEVICE`, `_DEV` ...) are checked, so a kernel-backend name `BACKEND = "cuda"` is not a
     finding.
@@ -55,7 +64,8 @@ class DeviceLiteralConstant(Rule):
     valid = [
         Valid('BACKEND = "cuda"\n'),
         Valid('DEVICE = "cpu"\n'),
-        Valid('def f():\n    device = "cuda"\n    return device\n'),
+        Valid('def f():\n    backend = "cuda"\n    return backend\n'),
+        Valid('def f(x):\n    if x.device.type == "cuda":\n        device = "cuda"\n'),
         Valid('from vllm.platforms import current_platform\nDEVICE = current_platform.device_type\n',
               profile="vllm"),
         Valid('DEVICE_MAP = {"cuda": "nccl", "xpu": "xccl"}\n'),
@@ -70,16 +80,58 @@ class DeviceLiteralConstant(Rule):
                 'from vllm.platforms import current_platform\n'
                 'DEVICES = [f"{current_platform.device_type}:0", f"{current_platform.device_type}:1"]\n',
                 profile="vllm", count=2),
+        Invalid('def f():\n    device = "cuda:0"\n    return device\n',
+                'from vllm.platforms import current_platform\n'
+                'def f():\n    device = f"{current_platform.device_type}:0"\n    return device\n',
+                profile="vllm"),
+        Invalid('def f(self):\n    if current_platform.is_cuda_alike():\n        self.device_type = "cuda"\n'
+                '    elif current_platform.is_xpu():\n        self.device_type = "xpu"\n'
+                '    else:\n        raise RuntimeError("no device")\n    return 1\n',
+                'from vllm.platforms import current_platform\n'
+                'def f(self):\n    self.device_type = current_platform.device_type\n    return 1\n',
+                profile="vllm"),
+        Invalid('import torch\nif torch.cuda.is_available():\n    device = "cuda"\n'
+                'elif torch.backends.mps.is_available():\n    device = "mps"\nelse:\n    device = "cpu"\n',
+                'import torch\ndevice = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
         Invalid('class T:\n    device: str = "cuda"\n',
                 'from vllm.platforms import current_platform\n'
                 'class T:\n    device: str = current_platform.device_type\n', profile="vllm"),
     ]
 
     def check(self, facts):
+        in_ladder: set = set()
+        inner = set()
+        for stmt in facts.ifs:
+            if id(stmt) in inner:
+                continue
+            ladder = _ladder(stmt)
+            if ladder is None:
+                continue
+            target, nested = ladder
+            inner.update(id(n) for n in nested)
+            in_ladder.update(id(b) for n in (stmt, *nested) for b in (*n.body, *n.orelse))
+            w = facts.where_of(stmt)
+            if facts.cuda_only or (w is not None and w.guarded):
+                continue
+            expr = role_expr(facts, "device-type")
+            s, e = facts.span(stmt)
+            new = f"{target} = {expr.text}"
+            fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, new)], expr, safe=False)
+            yield self.diagnostic(facts, (s, e), f"Platform ladder re-derives `{target}` by hand",
+                                  fix)
         for stmt in facts.assigns:
+            if id(stmt) in in_ladder:
+                continue
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [_name(t) for t in targets]
-            if not any(n and _DEVICE_NAME.search(n) for n in names) or stmt.value is None:
+            if stmt.value is None:
+                continue
+            w = facts.where_of(stmt)
+            if w is not None and w.level == "function":
+                if not any(n and _LOCAL_DEVICE_NAME.search(n) for n in names) \
+                        or not isinstance(stmt.value, ast.Constant):
+                    continue
+            elif not any(n and _DEVICE_NAME.search(n) for n in names):
                 continue
             for node in _device_literals(stmt.value):
                 if skipped(facts, node):
@@ -95,6 +147,69 @@ class DeviceLiteralConstant(Rule):
                                [Edit(s, e, expr.text)], expr)
                 yield self.diagnostic(facts, (s, e), f"Device constant `{names[0]}` hardcodes "
                                       f"{facts.source(node)}", fix)
+
+
+
+_DEVICE_TYPES = {"cuda", "xpu", "mps", "cpu", "hpu", "npu", "tpu", "neuron", "openvino",
+                 "rocm", "mlu", "musa", "xla", "meta"}
+
+
+def _ladder(stmt: ast.If):
+    """(target source, [nested If nodes]) when `stmt` is an if/elif chain over platform queries
+    whose every branch only assigns a device-type literal to one target, one of them "cuda"."""
+    target = None
+    values = []
+    nested = []
+    node = stmt
+    while True:
+        test = node.test
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
+                and test.func.attr.startswith("is_") and not test.args):
+            return None
+        value_target = _single_literal_assign(node.body)
+        if value_target is None:
+            return None
+        value, tgt = value_target
+        if target is None:
+            target = tgt
+        elif tgt != target:
+            return None
+        values.append(value)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            nested.append(node)
+            continue
+        if node.orelse:
+            last = _single_literal_assign(node.orelse)
+            if last is not None:
+                if last[1] != target:
+                    return None
+                values.append(last[0])
+            elif not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.Raise)):
+                return None
+        break
+    if len(values) < 2 or "cuda" not in values or not set(values) <= _DEVICE_TYPES:
+        return None
+    return target, nested
+
+
+def _single_literal_assign(body):
+    if len(body) != 1:
+        return None
+    st = body[0]
+    if isinstance(st, ast.Assign) and len(st.targets) == 1:
+        tgt, value = st.targets[0], st.value
+    elif isinstance(st, ast.AnnAssign) and st.value is not None:
+        tgt, value = st.target, st.value
+    else:
+        return None
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return None
+    if isinstance(tgt, ast.Name):
+        return value.value, tgt.id
+    if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name):
+        return value.value, f"{tgt.value.id}.{tgt.attr}"
+    return None
 
 
 def _name(target) -> str | None:

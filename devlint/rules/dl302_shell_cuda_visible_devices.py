@@ -120,10 +120,10 @@ else bash-only syntax in the file.
 # Shell examples: (path, source) and (path, source, fixed source). Run by tests/shell.
 VALID = [
     ("run.sh", "#!/bin/bash\necho 'set CUDA_VISIBLE_DEVICES to pick GPUs'  # CUDA_VISIBLE_DEVICES\n"),
-    ("run.sh", '#!/bin/bash\nif [[ "$KV_BUFFER_DEVICE" == "xpu" ]]; then\n'
-               "  DEVICE_VISIBILITY_ENV=ZE_AFFINITY_MASK\nelse\n"
-               "  DEVICE_VISIBILITY_ENV=CUDA_VISIBLE_DEVICES\nfi\n"
-               'BASE_CMD="$DEVICE_VISIBILITY_ENV=0 vllm serve m"\neval "$BASE_CMD &"\n'),
+    ("run.sh", ('#!/bin/bash\nif [[ "$KV_BUFFER_DEVICE" == "xpu" ]]; then\n'
+                "  DEVICE_VISIBILITY_ENV=ZE_AFFINITY_MASK\nelse\n"
+                "  DEVICE_VISIBILITY_ENV=CUDA_VISIBLE_DEVICES\nfi\n"
+                'BASE_CMD="$DEVICE_VISIBILITY_ENV=0 vllm serve m"\neval "$BASE_CMD &"\n')),
     ("run.sh", "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0 python3 x.py  # noqa: DL302\n"),
     ("run.sh", "#!/bin/bash\n# devlint: file-ignore[DL3]\nexport CUDA_VISIBLE_DEVICES=0\n"),
     ("run.sh", "#!/bin/bash\nRAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1 ray start\n"),

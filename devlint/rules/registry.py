@@ -11,9 +11,18 @@ RULE_MODULES = (
     "dl103_device_literal_argument",
     "dl104_device_literal_constant",
     "dl105_device_fstring",
+    "dl106_cuda_or_cpu_fallback",
     "dl201_is_cuda_assert",
+    "dl202_is_cuda_branch",
+    "dl203_cuda_only_skip",
+    "dl301_cuda_visible_devices",
+    "dl302_shell_cuda_visible_devices",
     "dl401_torch_cuda_api",
+    "dl402_cuda_stream_event",
+    "dl403_cuda_amp",
     "dl404_cuda_manual_seed",
+    "dl501_hardcoded_dist_backend",
+    "dl900_unused_suppression",
 )
 
 
@@ -54,7 +63,7 @@ def selector_matches_any(selector: str) -> bool:
 
 def _is_known_code(selector: str) -> bool:
     # codes handled outside the Python rule table (shell rule, syntax errors)
-    return selector.upper() in ("DL302", "DL3", "DL30", "DL900", "DL9", "DL90", "DL999")
+    return selector.upper() in ("DL999", "DL99")
 
 
 def select_codes(select, extend_select=(), ignore=(), codes=None) -> frozenset:
@@ -71,12 +80,12 @@ def select_codes(select, extend_select=(), ignore=(), codes=None) -> frozenset:
 
 
 def all_codes() -> tuple:
-    return tuple(r.code for r in all_rules()) + ("DL302",)
+    return tuple(r.code for r in all_rules())
 
 
 def _name_of(code: str) -> str | None:
     r = by_code().get(code)
-    return r.name if r else {"DL302": "shell-cuda-visible-devices"}.get(code)
+    return r.name if r else None
 
 
 def _code_matches(selector: str, code: str) -> bool:

@@ -1,0 +1,127 @@
+"""DL202 is-cuda-branch."""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules.base import Invalid, Rule, Valid
+
+# names whose presence in a branch body means it guards CUDA-only code
+_CUDA_ONLY_NAME = re.compile(r"(?i)cuda|nccl|cutlass|cublas|cudnn|nvtx|cupy|nvml|^_C$|graph")
+
+
+class IsCudaBranch(Rule):
+    """
+    ## What it does
+    Flags `if t.is_cuda:` and `if t.device.type == "cuda":` when the branch chooses behaviour
+    that is not CUDA-specific: the body moves tensors, builds masks, picks a code path that
+    works on any accelerator.
+
+    ## Why is this bad?
+    On XPU, NPU or MPS the test is false and the code takes the CPU path, silently: tensors stay
+    on the CPU or the slow fallback runs. A branch that guards CUDA-only code (CUDA graphs,
+    NVTX, a CUDA kernel, `torch.cuda` calls without a generic form) is fine and not flagged.
+
+    ## Example
+    ```python
+    if xs_pad.is_cuda:
+        mask = mask.cuda()
+    ```
+
+    Use instead:
+    ```python
+    if xs_pad.device.type != "cpu":
+        mask = mask.to(xs_pad.device)
+    ```
+
+    ## Fix
+    The test becomes the profile's accelerator-tensor test (every accelerator, still not the
+    CPU).
+
+    ## Fix safety
+    Unsafe: on non-CUDA accelerators the other branch used to run; the fix changes which
+    branch runs there (that is its purpose, but needs a human look).
+
+    ## Profiles
+    - `torch`: `t.device.type != "cpu"`.
+    - `vllm`: `t.is_cuda or t.is_xpu`.
+    """
+
+    code = "DL202"
+    name = "is-cuda-branch"
+    summary = "Branch on `is_cuda` chooses device-generic behaviour"
+
+    valid = [
+        Valid("if t.is_cuda:\n    torch.cuda.nvtx.range_push('x')\n"),
+        Valid("if x.is_cuda:\n    out = ops.cuda_kernel(x)\nelse:\n    out = ref(x)\n"),
+        Valid("if t.is_cuda or t.is_xpu:\n    m = m.to(t.device)\n"),
+        Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
+    ]
+    invalid = [
+        Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n",
+                'def f(xs_pad, mask):\n    if xs_pad.device.type != "cpu":\n        mask = mask.to(xs_pad.device)\n'),
+        Invalid('def f(x, y):\n    if x.device.type == "cuda":\n        y = y.pin_memory()\n',
+                'def f(x, y):\n    if x.is_cuda or x.is_xpu:\n        y = y.pin_memory()\n',
+                profile="vllm"),
+    ]
+
+    def check(self, facts):
+        if facts.cuda_only:
+            return
+        for stmt in facts.ifs:
+            w = facts.where_of(stmt)
+            if w is not None and w.guarded:
+                continue
+            test = stmt.test
+            tensor = _tensor_of(test)
+            if tensor is None or _guards_cuda_only(stmt.body):
+                continue
+            expr = role_expr(facts, "accelerator-tensor-test", facts.source(tensor))
+            fix = None
+            if expr is not None:
+                s, e = facts.span(test)
+                fix = make_fix(facts, f"Test for any accelerator: `{expr.text}`",
+                               [Edit(s, e, expr.text)], expr, safe=False)
+            yield self.diagnostic(facts, test, f"`if {facts.source(test)}` takes the CPU path on "
+                                  "every non-CUDA accelerator", fix)
+
+
+def _tensor_of(test):
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return test.value
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value == "cuda" \
+                and isinstance(left, ast.Attribute) and left.attr == "type" \
+                and isinstance(left.value, ast.Attribute) and left.value.attr == "device":
+            return left.value.value
+    return None
+
+
+def _guards_cuda_only(body) -> bool:
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Attribute):
+                if n.attr == "cuda":
+                    if not _is_method_call(stmt, n):
+                        return True  # torch.cuda.* inside the branch
+                elif _CUDA_ONLY_NAME.search(n.attr):
+                    return True
+            elif isinstance(n, ast.Name) and _CUDA_ONLY_NAME.search(n.id):
+                return True
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and "cuda" in n.value:
+                return True
+    return False
+
+
+def _is_method_call(stmt, attr) -> bool:
+    """`x.cuda(...)`: the tensor method, which DL102 rewrites to `.to(...)`."""
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Call) and n.func is attr:
+            return True
+    return False
+
+
+RULE = IsCudaBranch

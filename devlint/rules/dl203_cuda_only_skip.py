@@ -1,0 +1,116 @@
+"""DL203 cuda-only-skip."""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix
+from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.rules.base import Invalid, Rule, Valid
+
+_GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
+                        r"needs_cuda|only_cuda|skip_?unless_?cuda)$")
+_SKIPS = ("skipif", "skipIf", "skipUnless")
+
+
+class CudaOnlySkip(Rule):
+    """
+    ## What it does
+    Flags test gates that require CUDA: `@pytest.mark.skipif(not torch.cuda.is_available(),
+    ...)`, `skipif(torch.cuda.device_count() < 2, ...)`, `unittest.skipIf/skipUnless(...)` on
+    the same tests, `pytestmark = pytest.mark.skipif(...)`, and `@requires_cuda`-style
+    decorators.
+
+    ## Why is this bad?
+    The tests are skipped on every non-CUDA accelerator, so a port to XPU, NPU or MPS passes CI
+    without running them: the suite reports green while the device path is untested.
+
+    ## Example
+    ```python
+    @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+    def test_kernel(): ...
+    ```
+
+    Use instead:
+    ```python
+    @pytest.mark.skipif(not torch.accelerator.is_available(), reason="needs a GPU")
+    def test_kernel(): ...
+    ```
+
+    ## Fix
+    The `torch.cuda` queries in the gate become their `torch.accelerator` forms (from the version
+    table). Gates on platform queries (`current_platform.is_cuda()`) are deliberate and not
+    flagged; named decorators (`@requires_cuda`) are flagged without a fix.
+
+    ## Fix safety
+    Safe: on a CUDA machine the gate decides the same way.
+
+    ## Profiles
+    Both profiles use `torch.accelerator`.
+    """
+
+    code = "DL203"
+    name = "cuda-only-skip"
+    summary = "Test gate skips every non-CUDA accelerator"
+
+    valid = [
+        Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
+        Valid("import pytest, torch\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
+    ]
+    invalid = [
+        Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
+                "import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
+        Invalid("import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.cuda.device_count() < 2, reason='2 gpus')\n",
+                "import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.accelerator.device_count() < 2, reason='2 gpus')\n"),
+        Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+    ]
+
+    def check(self, facts):
+        if facts.cuda_only:
+            return
+        target = facts.settings.target_torch_tuple(facts.profile)
+        table = entries_by_name("DL401")
+        for call in facts.calls:
+            f = call.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name not in _SKIPS or not call.args:
+                continue
+            refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
+            if not refs:
+                continue
+            edits = []
+            fixable = True
+            for n, q in refs:
+                entry = best_entry(table.get(q, ()), target)
+                if entry is None or not entry.available_for(target):
+                    fixable = False
+                    break
+                repl = entry.replacement
+                local = facts.torch_name() or "torch"
+                s, e = facts.span(n)
+                edits.append(Edit(s, e, local + repl[len("torch"):]))
+            fix = None
+            if fixable and facts.torch_name():
+                fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)", edits, ())
+            yield self.diagnostic(facts, call, "Test gate skips every non-CUDA accelerator", fix)
+        for stmt in facts.tree.body if facts.tree else ():
+            for d in getattr(stmt, "decorator_list", ()):
+                target_name = d.func if isinstance(d, ast.Call) else d
+                nm = target_name.attr if isinstance(target_name, ast.Attribute) else \
+                    getattr(target_name, "id", "")
+                if _GATE_NAME.match(nm):
+                    yield self.diagnostic(facts, d, f"`@{facts.source(d)}` skips every non-CUDA "
+                                          "accelerator")
+
+
+def _inside(facts, node, root) -> bool:
+    cur = node
+    while cur is not None:
+        if cur is root:
+            return True
+        cur = facts.get_parent(cur)
+    return False
+
+
+RULE = CudaOnlySkip

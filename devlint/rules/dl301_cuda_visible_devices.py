@@ -1,0 +1,112 @@
+"""DL301 cuda-visible-devices."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Applicability, Edit, Fix
+from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules._device import skipped
+from devlint.rules.base import Invalid, Rule, Valid
+
+_ENV_FUNCS = {"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.pop",
+              "os.environ.setdefault"}
+_ENV_METHODS = {"setenv", "delenv", "setdefault", "get", "pop"}
+
+
+class CudaVisibleDevices(Rule):
+    """
+    ## What it does
+    Flags `CUDA_VISIBLE_DEVICES` read or written from Python: `os.environ["CUDA_VISIBLE_DEVICES"]`,
+    `os.environ.get(...)`, `os.getenv(...)`, `monkeypatch.setenv(...)`, `"CUDA_VISIBLE_DEVICES"
+    in os.environ`, and env dicts (`{"CUDA_VISIBLE_DEVICES": ...}`) passed to subprocesses.
+
+    ## Why is this bad?
+    Each vendor has its own visibility variable (`HIP_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`,
+    `ASCEND_RT_VISIBLE_DEVICES`, ...): setting `CUDA_VISIBLE_DEVICES` does not pin a worker to
+    its device anywhere else, so every worker sees (and fights over) every device.
+
+    ## Example
+    ```python
+    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, device_ids))
+    ```
+
+    Use instead (vllm profile):
+    ```python
+    os.environ[current_platform.device_control_env_var] = ",".join(map(str, device_ids))
+    ```
+
+    ## Fix
+    vllm profile: `current_platform.device_control_env_var`. torch has no API naming the
+    variable: the torch profile offers a display-only fix listing the per-vendor variables.
+
+    ## Fix safety
+    Safe in the vllm profile (on CUDA platforms the variable is `CUDA_VISIBLE_DEVICES`);
+    display-only in the torch profile.
+
+    ## Profiles
+    - `torch`: flag only (display-only fix).
+    - `vllm`: `current_platform.device_control_env_var`.
+    """
+
+    code = "DL301"
+    name = "cuda-visible-devices"
+    summary = "`CUDA_VISIBLE_DEVICES` set or read from Python"
+
+    valid = [
+        Valid('import os\nx = os.environ[current_platform.device_control_env_var]\n',
+              profile="vllm"),
+        Valid('logger.info("CUDA_VISIBLE_DEVICES is set")\n'),
+        Valid('DOC = "set CUDA_VISIBLE_DEVICES to choose GPUs"\n'),
+    ]
+    invalid = [
+        Invalid('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n',
+                'import os\nfrom vllm.platforms import current_platform\n'
+                'os.environ[current_platform.device_control_env_var] = "0,1"\n', profile="vllm"),
+        Invalid('import os\nv = os.environ.get("CUDA_VISIBLE_DEVICES", "")\n', None),
+        Invalid('env = {"CUDA_VISIBLE_DEVICES": "0", "PATH": p}\n',
+                'from vllm.platforms import current_platform\n'
+                'env = {current_platform.device_control_env_var: "0", "PATH": p}\n', profile="vllm"),
+        Invalid('def t(monkeypatch):\n    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")\n',
+                'from vllm.platforms import current_platform\n'
+                'def t(monkeypatch):\n    monkeypatch.setenv(current_platform.device_control_env_var, "1")\n',
+                profile="vllm"),
+    ]
+
+    def check(self, facts):
+        for node in facts.strings:
+            if node.value != "CUDA_VISIBLE_DEVICES" or not _is_env_use(facts, node):
+                continue
+            if skipped(facts, node):
+                continue
+            expr = role_expr(facts, "visibility-env")
+            s, e = facts.span(node)
+            if expr is not None:
+                fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, expr.text)], expr)
+            else:
+                fix = Fix(Applicability.DISPLAY_ONLY,
+                          "Choose the variable per vendor: CUDA_VISIBLE_DEVICES (NVIDIA), "
+                          "HIP_VISIBLE_DEVICES (AMD), ZE_AFFINITY_MASK (Intel XPU), "
+                          "ASCEND_RT_VISIBLE_DEVICES (Ascend)", ())
+            yield self.diagnostic(facts, node, "`CUDA_VISIBLE_DEVICES` only selects NVIDIA GPUs",
+                                  fix)
+
+
+def _is_env_use(facts, node) -> bool:
+    par = facts.get_parent(node)
+    if isinstance(par, ast.Subscript) and par.slice is node:
+        return (facts.qualname(par.value) or facts.source(par.value)).endswith("environ")
+    if isinstance(par, ast.Call) and par.args and par.args[0] is node:
+        q = facts.qualname(par.func) or ""
+        if q in _ENV_FUNCS:
+            return True
+        f = par.func
+        return isinstance(f, ast.Attribute) and f.attr in _ENV_METHODS and \
+            (f.attr in ("setenv", "delenv") or facts.source(f.value).endswith("environ"))
+    if isinstance(par, ast.Compare) and par.left is node:
+        return any(isinstance(op, (ast.In, ast.NotIn)) for op in par.ops)
+    if isinstance(par, ast.Dict) and any(k is node for k in par.keys):
+        return True
+    return False
+
+
+RULE = CudaVisibleDevices

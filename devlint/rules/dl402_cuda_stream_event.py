@@ -1,0 +1,96 @@
+"""DL402 cuda-stream-event."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix
+from devlint.rules._api_table import table_findings
+from devlint.rules.base import Invalid, Rule, Valid
+
+_STREAM_CONTEXT_SINCE = (2, 7)  # `with stream:` on a torch.Stream (devlint/data/torch_api.toml)
+
+
+class CudaStreamEvent(Rule):
+    """
+    ## What it does
+    Flags CUDA-only stream and event objects: `torch.cuda.Stream(...)`, `torch.cuda.Event(...)`,
+    annotations naming them in files that construct them, and `with torch.cuda.stream(s):`.
+
+    ## Why is this bad?
+    `torch.cuda.Stream` and `torch.cuda.Event` exist only for CUDA; on XPU and other
+    accelerators code creating them raises. `torch.Stream` and `torch.Event` are the
+    device-generic classes (torch >= 2.5) and work on every accelerator.
+
+    ## Example
+    ```python
+    self.transfer_event: torch.cuda.Event | None = None
+    self.transfer_event = torch.cuda.Event()
+    ```
+
+    Use instead:
+    ```python
+    self.transfer_event: torch.Event | None = None
+    self.transfer_event = torch.Event()
+    ```
+
+    ## Fix
+    `torch.cuda.Stream`/`Event` become `torch.Stream`/`Event` (constructions and, when the file
+    constructs them, annotations); `with torch.cuda.stream(s):` becomes `with s:` (a
+    `torch.Stream` is a context manager from torch 2.7). A bare annotation in a file that only
+    receives streams from elsewhere is not flagged.
+
+    ## Fix safety
+    Unsafe: the generic classes differ in details (`torch.Event`'s first positional argument is
+    the device, `torch.Stream`'s `priority` is keyword-only, `with s:` needs `s` not `None`).
+
+    ## Profiles
+    Both profiles use `torch.Stream` / `torch.Event`.
+    """
+
+    code = "DL402"
+    name = "cuda-stream-event"
+    summary = "CUDA-only stream or event"
+
+    valid = [
+        Valid("import torch\ne = torch.Event()\n"),
+        Valid("import torch\n\n\ndef f(s: torch.cuda.Stream | None):\n    return s\n"),
+        Valid("import torch\nwith torch.accelerator.device_index(0):\n    pass\n"),
+    ]
+    invalid = [
+        Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
+        Invalid("import torch\nx: torch.cuda.Event | None = None\nx = torch.cuda.Event()\n",
+                "import torch\nx: torch.Event | None = None\nx = torch.Event()\n", count=2),
+        Invalid("import torch as th\ns = th.cuda.Stream(priority=-1)\n",
+                "import torch as th\ns = th.Stream(priority=-1)\n"),
+        Invalid("import torch\nwith torch.cuda.stream(s):\n    pass\n",
+                "import torch\nwith s:\n    pass\n", profile="vllm"),
+        Invalid("import torch\nwith torch.cuda.stream(s):\n    pass\n", None),  # torch < 2.7
+    ]
+
+    def check(self, facts):
+        yield from table_findings(self, facts, annotations_when_constructed=True)
+        if facts.cuda_only:
+            return
+        target = facts.settings.target_torch_tuple(facts.profile)
+        for node, qual in facts.torch_refs:
+            if qual != "torch.cuda.stream":
+                continue
+            call = facts.get_parent(node)
+            if not isinstance(call, ast.Call) or call.func is not node:
+                continue
+            w = facts.where_of(node)
+            if w is not None and w.guarded:
+                continue
+            fix = None
+            in_with = isinstance(facts.get_parent(call), (ast.With, ast.AsyncWith))
+            if in_with and len(call.args) == 1 and not call.keywords \
+                    and target >= _STREAM_CONTEXT_SINCE:
+                arg = facts.source(call.args[0])
+                s, e = facts.span(call)
+                fix = make_fix(facts, f"Enter the stream itself: `with {arg}:`",
+                               [Edit(s, e, arg)], (), safe=False)
+            yield self.diagnostic(facts, call, f"`{facts.source(call)}` is CUDA-only", fix)
+
+
+RULE = CudaStreamEvent

@@ -1,0 +1,140 @@
+"""DL403 cuda-amp."""
+from __future__ import annotations
+
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import Expr, make_fix
+from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.rules._device import device_strings, device_type_expr
+from devlint.rules.base import Invalid, Rule, Valid
+
+# device-generic amp entry points whose device argument may be a CUDA literal
+_GENERIC = {"torch.autocast": "device_type", "torch.amp.autocast": "device_type",
+            "torch.amp.GradScaler": "device"}
+
+
+class CudaAmp(Rule):
+    """
+    ## What it does
+    Flags CUDA-only mixed precision: `torch.cuda.amp.autocast(...)`,
+    `torch.cuda.amp.GradScaler(...)`, and the generic APIs pinned to CUDA:
+    `torch.autocast("cuda")`, `torch.autocast(device_type="cuda")`,
+    `torch.amp.GradScaler("cuda")`.
+
+    ## Why is this bad?
+    `torch.cuda.amp` is deprecated and CUDA-only; a `"cuda"` device type makes autocast a no-op
+    (with a warning) or an error on other accelerators, so the model silently runs in full
+    precision or fails.
+
+    ## Example
+    ```python
+    with torch.cuda.amp.autocast():
+        y = model(x)
+    ```
+
+    Use instead:
+    ```python
+    with torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):
+        y = model(x)
+    ```
+
+    ## Fix
+    `torch.cuda.amp.X(...)` becomes `torch.autocast(<device type>, ...)` /
+    `torch.amp.GradScaler(<device type>, ...)`; a `"cuda"` device literal in the generic APIs
+    becomes the profile's device type.
+
+    ## Fix safety
+    Replacing the literal and `GradScaler` are safe. `torch.cuda.amp.autocast` -> `torch.autocast`
+    is unsafe: positional arguments mean different things, and the default dtype comes from the
+    device instead of being float16.
+
+    ## Profiles
+    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `vllm`: `current_platform.device_type`.
+    """
+
+    code = "DL403"
+    name = "cuda-amp"
+    summary = "CUDA-only automatic mixed precision"
+
+    valid = [
+        Valid("import torch\nwith torch.autocast(device_type=dev.type):\n    pass\n"),
+        Valid('import torch\nwith torch.autocast("cpu"):\n    pass\n'),
+    ]
+    invalid = [
+        Invalid("import torch\nwith torch.cuda.amp.autocast():\n    pass\n",
+                'import torch\nwith torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):\n    pass\n'),
+        Invalid("import torch\ns = torch.cuda.amp.GradScaler(init_scale=2.0)\n",
+                "import torch\nfrom vllm.platforms import current_platform\n"
+                "s = torch.amp.GradScaler(current_platform.device_type, init_scale=2.0)\n",
+                profile="vllm"),
+        Invalid('import torch\nwith torch.autocast("cuda", dtype=torch.bfloat16):\n    pass\n',
+                "import torch\nfrom vllm.platforms import current_platform\n"
+                "with torch.autocast(current_platform.device_type, dtype=torch.bfloat16):\n    pass\n",
+                profile="vllm"),
+        Invalid('from torch.cuda import amp\nwith amp.autocast(enabled=True):\n    pass\n',
+                'from torch.cuda import amp\nimport torch\nwith torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type, enabled=True):\n    pass\n'),
+    ]
+
+    def check(self, facts):
+        if facts.cuda_only:
+            return
+        table = entries_by_name(self.code)
+        target = facts.settings.target_torch_tuple(facts.profile)
+        for node, qual in facts.torch_refs:
+            entries = table.get(qual)
+            if not entries or not qual.startswith("torch.cuda.amp."):
+                continue
+            call = facts.get_parent(node)
+            if not isinstance(call, ast.Call) or call.func is not node:
+                continue
+            w = facts.where_of(node)
+            if w is not None and w.guarded:
+                continue
+            entry = best_entry(entries, target)
+            fix = None
+            if entry is not None and entry.available_for(target) and not call.args:
+                t = device_type_expr(facts)
+                repl = entry.replacement
+                imports = t.imports
+                local = facts.torch_name()
+                if local is None:
+                    local = "torch"
+                    imports = imports + ("import torch",)
+                repl = local + repl[len("torch"):]
+                s, _ = facts.span(node)
+                _, e = facts.span(call)
+                args = [t.text, *(facts.source(k) for k in call.keywords)]
+                new = f"{repl}({', '.join(args)})"
+                fix = make_fix(facts, f"Use `{entry.replacement}` with the profile's device type",
+                               [Edit(s, e, new)], Expr(new, imports, "", entry.safe),
+                               safe=entry.safe)
+            yield self.diagnostic(facts, call, f"`{facts.source(node)}` is CUDA-only", fix)
+        for node in device_strings(facts):
+            if node.value != "cuda":
+                continue
+            par = facts.get_parent(node)
+            kw = None
+            if isinstance(par, ast.keyword):
+                kw, par = par, facts.get_parent(par)
+            if not isinstance(par, ast.Call):
+                continue
+            q = facts.qualname(par.func)
+            if q not in _GENERIC:
+                continue
+            if kw is None and (not par.args or par.args[0] is not node):
+                continue
+            if kw is not None and kw.arg != _GENERIC[q]:
+                continue
+            w = facts.where_of(node)
+            if w is not None and w.guarded:
+                continue
+            t = device_type_expr(facts)
+            s, e = facts.span(node)
+            fix = make_fix(facts, f"Use the profile's device type `{t.text}`", [Edit(s, e, t.text)],
+                           t)
+            yield self.diagnostic(facts, node, f"`{facts.source(par.func)}` pinned to CUDA", fix)
+
+
+RULE = CudaAmp

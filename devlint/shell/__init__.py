@@ -1,0 +1,176 @@
+"""Shell-script support: which files are shell scripts, and DL302 (shell-cuda-visible-devices).
+
+Cheap to import: the tree-sitter parser is imported only when a shell file is actually linted
+(`devlint.shell._lint`), so Python-only runs pay nothing for it.
+
+Engine entry points:
+    is_shell_path(path: str, head: bytes) -> bool
+    detect_dialect(text: str, path: str) -> "bash" | "sh" | None   (None: decide from the tree)
+    lint_shell(text: str, path: str, options: ShellOptions | None = None) -> list[Diagnostic]
+    analyze_shell(text, path, options) -> ShellResult   (also the suppressed findings and the
+                                                          suppression comments, for DL900)
+    syntax_error_count(text: str) -> int   (tree-sitter ERROR/MISSING nodes)
+    validate_shell(text: str, path: str) -> str | None   (None: `bash -n` / `sh -n` accepts it)
+    lint_shell_file(text: str, path: str, settings) -> list[Diagnostic]   (the runner's hook:
+        honours select/ignore/per-file-ignores of devlint.settings.Settings)
+    fix_shell(text, path, options, unsafe=False) -> str   (apply fixes until stable)
+"""
+from __future__ import annotations
+
+import codecs
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from devlint.diagnostics import Diagnostic
+    from devlint.shell._lint import ShellResult
+
+__all__ = [
+    "SHELL_EXTENSIONS",
+    "ShellOptions",
+    "analyze_shell",
+    "detect_dialect",
+    "fix_shell",
+    "is_shell_path",
+    "lint_shell",
+    "lint_shell_file",
+    "shebang_interpreter",
+    "syntax_error_count",
+    "validate_shell",
+]
+
+SHELL_EXTENSIONS = (".sh", ".bash")
+
+# Interpreter basename -> dialect. dash/ash are POSIX sh; ksh/zsh are not linted (their
+# indirection and quoting rules differ from bash's).
+_INTERPRETERS = {"bash": "bash", "sh": "sh", "dash": "sh", "ash": "sh"}
+
+
+@dataclass(frozen=True)
+class ShellOptions:
+    """Settings of DL302's fixer.
+
+    device_type_var: environment variable the inserted selector reads (default value `cuda`).
+    visibility_var: shell variable the selector sets to the name of the visibility variable.
+    dialect: "auto" (from the shebang, else the extension, else bash-only syntax in the file),
+        "bash" or "sh" (POSIX: reads of the variable are flagged without a fix).
+    """
+
+    device_type_var: str = "DEVICE_TYPE"
+    visibility_var: str = "DEVICE_VISIBILITY_ENV"
+    dialect: str = "auto"
+
+    def __post_init__(self):
+        for field_name in ("device_type_var", "visibility_var"):
+            value = getattr(self, field_name)
+            if not (value and (value[0].isalpha() or value[0] == "_")
+                    and all(c.isalnum() or c == "_" for c in value) and value.isascii()):
+                raise ValueError(f"{field_name} must be a shell variable name, got {value!r}")
+        if self.dialect not in ("auto", "bash", "sh"):
+            raise ValueError(f"dialect must be 'auto', 'bash' or 'sh', got {self.dialect!r}")
+
+
+def shebang_interpreter(head: bytes | str) -> str | None:
+    """Basename of the interpreter named by a `#!` first line (`env` and its options skipped)."""
+    if isinstance(head, str):
+        head = head.encode("utf-8", "surrogatepass")
+    head = head.removeprefix(codecs.BOM_UTF8)
+    if not head.startswith(b"#!"):
+        return None
+    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    prog = os.path.basename(words[0])
+    if prog == "env":
+        for word in words[1:]:
+            if word.startswith("-") or "=" in word:
+                continue  # `env -S bash -e`, `env VAR=1 bash`
+            return os.path.basename(word)
+        return None
+    return prog
+
+
+def is_shell_path(path: str, head: bytes) -> bool:
+    """True for `*.sh` / `*.bash` files and files whose first line is a sh/bash shebang."""
+    if path.lower().endswith(SHELL_EXTENSIONS):
+        return True
+    return shebang_interpreter(head) in _INTERPRETERS
+
+
+def detect_dialect(text: str, path: str) -> str | None:
+    """"bash" or "sh" from the shebang, then the extension; None when only the file's own
+    syntax can tell (a `.sh` file without a shebang)."""
+    interp = shebang_interpreter(text[:256])
+    if interp in _INTERPRETERS:
+        return _INTERPRETERS[interp]
+    if path.lower().endswith(".bash"):
+        return "bash"
+    return None
+
+
+def lint_shell(text: str, path: str, options: ShellOptions | None = None) -> list[Diagnostic]:
+    """DL302 findings of a shell script that no suppression comment covers."""
+    return analyze_shell(text, path, options).diagnostics
+
+
+def analyze_shell(text: str, path: str, options: ShellOptions | None = None) -> ShellResult:
+    from devlint.shell._lint import analyze
+
+    return analyze(text, path, options or ShellOptions())
+
+
+def syntax_error_count(text: str) -> int:
+    from devlint.shell._lint import syntax_error_count as count
+
+    return count(text)
+
+
+def fix_shell(text: str, path: str, options: ShellOptions | None = None, *,
+              unsafe: bool = False, max_rounds: int = 100) -> str:
+    from devlint.shell._lint import fix_text
+
+    return fix_text(text, path, options or ShellOptions(), unsafe=unsafe, max_rounds=max_rounds)
+
+
+def options_from_settings(settings) -> ShellOptions:
+    """ShellOptions from devlint Settings (optional `shell_device_type_var`,
+    `shell_visibility_var`, `shell_dialect` attributes; defaults otherwise)."""
+    if settings is None:
+        return ShellOptions()
+    kwargs = {}
+    for attr, key in (("shell_device_type_var", "device_type_var"),
+                      ("shell_visibility_var", "visibility_var"), ("shell_dialect", "dialect")):
+        value = getattr(settings, attr, None)
+        if value:
+            kwargs[key] = value
+    return ShellOptions(**kwargs)
+
+
+def lint_shell_file(text: str, path: str, settings=None) -> list[Diagnostic]:
+    """The runner's entry point: [] when DL302 is not enabled for `path` by `settings`."""
+    if settings is not None:
+        from devlint.engine.linter import enabled_codes
+
+        if "DL302" not in enabled_codes(settings, path):
+            return []
+    return lint_shell(text, path, options_from_settings(settings))
+
+
+def validate_shell(text: str, path: str = "<fixed>") -> str | None:
+    """None when the shell accepts the text (`bash -n`, or `sh -n` for POSIX sh scripts), else
+    its complaint. Without bash/sh on PATH, tree-sitter's error count decides."""
+    import shutil
+    import subprocess
+
+    dialect = detect_dialect(text, path) or "bash"
+    shell = shutil.which("bash" if dialect == "bash" else "sh") or shutil.which("bash")
+    if shell is None:
+        return None if syntax_error_count(text) == 0 else "tree-sitter-bash: syntax error"
+    proc = subprocess.run([shell, "-n"], input=text.encode("utf-8", "surrogateescape"),
+                          capture_output=True, check=False)
+    if proc.returncode == 0:
+        return None
+    err = proc.stderr.decode("utf-8", "replace").strip().replace("\n", "; ")
+    return f"{os.path.basename(shell)} -n: {err or 'syntax error'}"
