@@ -54,6 +54,7 @@ class FileFacts:
     tree: ast.Module | None = None
     aliases: dict = field(default_factory=dict)  # local name -> qualified name
     cuda_only: str | None = None  # why the whole file is CUDA-only, if it is
+    cuda_alike: str | None = None  # why it is CUDA-alike only (ROCm): the torch.cuda API is right
     calls: list = field(default_factory=list)
     strings: list = field(default_factory=list)  # str Constants: devices, backends, env vars
     fstrings: list = field(default_factory=list)  # JoinedStr / BinOp building "cuda:<i>"
@@ -156,6 +157,7 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
     facts.cuda_only = _cuda_only_reason(path, tree)
+    facts.cuda_alike = facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
     _leading_rows(facts)
     hot = _hot_rows(facts)
     if hot:
@@ -170,16 +172,20 @@ def _cuda_only_defaults():
     path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
     with open(path, "rb") as f:
         data = _load_toml_bytes(f.read())
-    stems = tuple(data["stems"])
-    stem_re = re.compile(r"(?:^|_)(?:%s)(?:_|$)" % "|".join(map(re.escape, stems)))
-    return frozenset(data["folders"]), stem_re, tuple(data["imports"])
+
+    def compile_(table):
+        stems = tuple(table["stems"])
+        stem_re = re.compile(r"(?:^|_)(?:%s)(?:_|$)" % "|".join(map(re.escape, stems)))
+        return frozenset(table["folders"]), stem_re, tuple(table["imports"])
+
+    return compile_(data), compile_(data["cuda_alike"])
 
 
-def _cuda_only_reason(path: str, tree: ast.Module) -> str | None:
+def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str | None:
     """Why a file is CUDA-only by construction (devlint/data/cuda_only.toml): its folder, its
     name, or an unconditional top-level import of a CUDA-only stack (an import inside
     try/except or an `if` is optional)."""
-    folders, stem_re, imports = _cuda_only_defaults()
+    folders, stem_re, imports = _cuda_only_defaults()[1 if alike else 0]
     parts = os.path.abspath(path).replace(os.sep, "/").split("/")
     for folder in parts[:-1]:
         if folder in folders:
@@ -187,6 +193,10 @@ def _cuda_only_reason(path: str, tree: ast.Module) -> str | None:
     stem = parts[-1].rsplit(".", 1)[0]
     if stem_re.search(stem):
         return f"its name `{parts[-1]}` says it is CUDA-specific"
+    if "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest":
+        # a test module importing a CUDA-only stack gates those tests; its device constants
+        # and tensors are still meant to follow the platform (vLLM PR #38901)
+        return None
     for stmt in tree.body:
         if isinstance(stmt, ast.Import):
             mods = [a.name for a in stmt.names]

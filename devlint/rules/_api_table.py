@@ -14,7 +14,7 @@ def table_findings(rule, facts, annotations_when_constructed=False):
 
     Annotations are not findings, except (with `annotations_when_constructed`) where the file
     also constructs the annotated class: the annotation must follow the constructor's fix."""
-    if facts.cuda_only:
+    if facts.cuda_alike:
         return
     table = entries_by_name(rule.code)
     if not table:
@@ -35,7 +35,7 @@ def table_findings(rule, facts, annotations_when_constructed=False):
         if in_skip_gate(facts, node):
             continue  # DL203 reports the whole gate
         par = facts.get_parent(node)
-        if _is_query_test(facts, node, par, qual):
+        if _is_query_test(facts, node, par, qual) or _is_reported(facts, par):
             continue
         entry = best_entry(entries, target)
         if entry is not None and not entry.replacement:
@@ -76,6 +76,27 @@ def _is_query_test(facts, node, par, qual) -> bool:
         return False
     grand = facts.get_parent(par)
     return isinstance(grand, ast.IfExp) and grand.test is par
+
+
+_REPORTERS = {"str", "repr", "print", "format", "info", "debug", "warning", "error", "log",
+              "info_once", "debug_once", "warning_once"}
+
+
+def _is_reported(facts, call) -> bool:
+    """A query whose answer is only printed or logged (environment reports, messages)."""
+    if not isinstance(call, ast.Call):
+        return False
+    cur = facts.get_parent(call)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        if isinstance(cur, (ast.FormattedValue, ast.JoinedStr)):
+            return True
+        if isinstance(cur, ast.Call):
+            f = cur.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name in _REPORTERS:
+                return True
+        cur = facts.get_parent(cur)
+    return False
 
 
 def _finding(rule, facts, node, par, entry, target):

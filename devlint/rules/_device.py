@@ -25,9 +25,10 @@ def index_of(value: str) -> str | None:
     return m.group(1) if m else None
 
 
-def skipped(facts, node) -> bool:
-    """Not a finding: CUDA-only files and code under a guard that established CUDA."""
-    if facts.cuda_only:
+def skipped(facts, node, api: bool = False) -> bool:
+    """Not a finding: CUDA-only files (and, for API rules, CUDA-alike ROCm files) and code
+    under a guard that established CUDA."""
+    if facts.cuda_only or (api and facts.cuda_alike):
         return True
     w = facts.where_of(node)
     return w is not None and (w.guarded or w.annotation)

@@ -58,6 +58,8 @@ class Rule:
             start, end = node_or_span
         else:
             start, end = facts.span(node_or_span)
+        # a message is one line, even when it quotes a multi-line expression
+        message = re.sub(r"\s*\n\s*", " ", message)
         return Diagnostic(self.code, self.name, message, facts.path, start, end, fix)
 
 

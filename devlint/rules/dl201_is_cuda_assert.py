@@ -64,7 +64,7 @@ class IsCudaAssert(Rule):
     ]
 
     def check(self, facts):
-        if facts.cuda_only:
+        if facts.cuda_alike:
             return
         for stmt in facts.asserts:
             w = facts.where_of(stmt)

@@ -10,6 +10,8 @@ from devlint.rules.base import Invalid, Rule, Valid
 
 # names whose presence in a branch body means it guards CUDA-only code
 _CUDA_ONLY_NAME = re.compile(r"(?i)cuda|nccl|cutlass|cublas|cudnn|nvtx|cupy|nvml|^_C$|graph")
+_CUDA_ONLY_MODULE = re.compile(r"(?i)(^|\.)(nvidia|cuda|cutlass|flashinfer|deep_gemm|cupy|pynvml)"
+                               r"(\.|$)|_C$")
 
 
 class IsCudaBranch(Rule):
@@ -58,51 +60,93 @@ class IsCudaBranch(Rule):
         Valid("if x.is_cuda:\n    out = ops.cuda_kernel(x)\nelse:\n    out = ref(x)\n"),
         Valid("if t.is_cuda or t.is_xpu:\n    m = m.to(t.device)\n"),
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
+        Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
+        Valid('if x.is_cuda:\n    from pkg.nvidia.ops import fused\n    f = fused\n'),
+        Valid('if d.type == "cuda" and not current_platform.is_cuda():\n    raise ValueError(d)\n'),
     ]
     invalid = [
         Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n",
                 'def f(xs_pad, mask):\n    if xs_pad.device.type != "cpu":\n        mask = mask.to(xs_pad.device)\n'),
+        Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n', None),
         Invalid('def f(x, y):\n    if x.device.type == "cuda":\n        y = y.pin_memory()\n',
                 'def f(x, y):\n    if x.is_cuda or x.is_xpu:\n        y = y.pin_memory()\n',
                 profile="vllm"),
     ]
 
     def check(self, facts):
-        if facts.cuda_only:
+        if facts.cuda_alike:
             return
         for stmt in facts.ifs:
             w = facts.where_of(stmt)
             if w is not None and w.guarded:
                 continue
-            test = stmt.test
-            tensor = _tensor_of(test)
-            if tensor is None or _guards_cuda_only(stmt.body):
+            tests = list(_cuda_tests(stmt.test))
+            if not tests or _guards_cuda_only(stmt.body) or _asks_platform(facts, stmt.test):
                 continue
-            expr = role_expr(facts, "accelerator-tensor-test", facts.source(tensor))
-            fix = None
-            if expr is not None:
-                s, e = facts.span(test)
-                fix = make_fix(facts, f"Test for any accelerator: `{expr.text}`",
-                               [Edit(s, e, expr.text)], expr, safe=False)
-            yield self.diagnostic(facts, test, f"`if {facts.source(test)}` takes the CPU path on "
-                                  "every non-CUDA accelerator", fix)
+            for test, tensor in tests:
+                fix = None
+                expr = None if tensor is None else role_expr(
+                    facts, "accelerator-tensor-test", facts.source(tensor))
+                if expr is not None:
+                    text = expr.text if test is stmt.test or " or " not in expr.text \
+                        else f"({expr.text})"
+                    s, e = facts.span(test)
+                    fix = make_fix(facts, f"Test for any accelerator: `{text}`",
+                                   [Edit(s, e, text)], expr, safe=False)
+                yield self.diagnostic(facts, test, f"`{facts.source(test)}` picks the CPU path on "
+                                      "every non-CUDA accelerator", fix)
 
 
-def _tensor_of(test):
+def _cuda_tests(test):
+    """(test node, tensor or None) for each CUDA test the condition requires: `t.is_cuda`,
+    `t.device.type == "cuda"` (with the tensor), `device.type == "cuda"` and
+    `config.device_type == "cuda"` (without: flag only)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for v in test.values:
+            yield from _cuda_tests(v)
+        return
     if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
-        return test.value
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        yield test, test.value
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         left, right = test.left, test.comparators[0]
-        if isinstance(right, ast.Constant) and right.value == "cuda" \
-                and isinstance(left, ast.Attribute) and left.attr == "type" \
-                and isinstance(left.value, ast.Attribute) and left.value.attr == "device":
-            return left.value.value
-    return None
+        if not (isinstance(right, ast.Constant) and right.value == "cuda"
+                and isinstance(left, ast.Attribute)):
+            return
+        if left.attr == "type" and isinstance(left.value, ast.Attribute) \
+                and left.value.attr == "device":
+            yield test, left.value.value
+        elif left.attr == "device_type" or (left.attr == "type" and _devicey(left.value)):
+            yield test, None
+
+
+def _devicey(expr) -> bool:
+    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+    return "device" in name.lower()
+
+
+def _asks_platform(facts, test) -> bool:
+    """The same condition also asks the platform (`current_platform.is_cuda()`,
+    `torch.cuda.is_available()`): the branch is CUDA-specific on purpose."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr.startswith("is_") and not n.args:
+            owner = facts.qualname(n.func.value) or facts.source(n.func.value)
+            if owner.endswith(("current_platform", "torch.cuda")):
+                return True
+    return False
 
 
 def _guards_cuda_only(body) -> bool:
+    """The body uses CUDA-only code (so the branch guards it), or only rejects the input."""
+    if len(body) == 1 and isinstance(body[0], ast.Raise):
+        return True
     for stmt in body:
         for n in ast.walk(stmt):
+            if isinstance(n, ast.ImportFrom) and n.module and _CUDA_ONLY_MODULE.search(n.module):
+                return True
+            if isinstance(n, ast.Import) and any(_CUDA_ONLY_MODULE.search(a.name)
+                                                 for a in n.names):
+                return True
             if isinstance(n, ast.Attribute):
                 if n.attr == "cuda":
                     if not _is_method_call(stmt, n):

@@ -67,7 +67,7 @@ class CudaOnlySkip(Rule):
     ]
 
     def check(self, facts):
-        if facts.cuda_only:
+        if facts.cuda_alike:
             return
         target = facts.settings.target_torch_tuple(facts.profile)
         table = entries_by_name("DL401")

@@ -76,7 +76,7 @@ class CudaVisibleDevices(Rule):
         for node in facts.strings:
             if node.value != "CUDA_VISIBLE_DEVICES" or not _is_env_use(facts, node):
                 continue
-            if skipped(facts, node):
+            if skipped(facts, node, api=True):
                 continue
             expr = role_expr(facts, "visibility-env")
             s, e = facts.span(node)

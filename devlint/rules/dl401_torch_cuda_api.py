@@ -53,6 +53,8 @@ class TorchCudaApi(Rule):
         Valid("import torch\nok = 1 if torch.cuda.is_available() else 0\n"),
         Valid("import torch\ntorch.cuda.synchronize = lambda: None\n"),
         Valid("cuda = make()\ncuda.synchronize()\n"),
+        Valid("import torch\nprint(f'CUDA available: {torch.cuda.is_available()}')\n"),
+        Valid("import torch\nlogger.info('devices: %d', torch.cuda.device_count())\n"),
     ]
     invalid = [
         Invalid("import torch\ntorch.cuda.synchronize()\n",

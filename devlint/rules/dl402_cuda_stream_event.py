@@ -70,7 +70,7 @@ class CudaStreamEvent(Rule):
 
     def check(self, facts):
         yield from table_findings(self, facts, annotations_when_constructed=True)
-        if facts.cuda_only:
+        if facts.cuda_alike:
             return
         target = facts.settings.target_torch_tuple(facts.profile)
         for node, qual in facts.torch_refs:

@@ -78,7 +78,7 @@ class CudaAmp(Rule):
     ]
 
     def check(self, facts):
-        if facts.cuda_only:
+        if facts.cuda_alike:
             return
         table = entries_by_name(self.code)
         target = facts.settings.target_torch_tuple(facts.profile)

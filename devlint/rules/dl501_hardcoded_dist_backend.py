@@ -97,7 +97,7 @@ class HardcodedDistBackend(Rule):
                 continue  # a positional string is a backend only for the known entry points
             if value == "gloo" and fname not in _INIT:
                 continue
-            if skipped(facts, node):
+            if skipped(facts, node, api=True):
                 continue
             expr = role_expr(facts, "dist-backend")
             fix = None
