@@ -1,0 +1,81 @@
+"""Profiles decide the form of fixes: torch, vllm, auto, and custom profiles from config."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from devlint.api import check_source, fix_source
+
+SRC = 'import torch\n\nDEVICE = "cuda"\nx = torch.zeros(2, device="cuda")\n'
+
+
+def test_auto_picks_vllm_for_vllm_imports_and_paths():
+    vsrc = "from vllm.platforms import current_platform\n" + SRC
+    fixed, _, _ = fix_source(vsrc, "m.py", profile="auto")
+    assert "DEVICE = current_platform.device_type" in fixed
+    fixed, _, _ = fix_source(SRC, "proj/vllm/model.py", profile="auto")
+    assert "current_platform.device_type" in fixed
+    fixed, _, _ = fix_source(SRC, "proj/other/model.py", profile="auto")
+    assert "torch.accelerator.current_accelerator()" in fixed and "vllm" not in fixed
+
+
+def test_torch_profile_forms_run_without_an_accelerator():
+    fixed, remaining, failures = fix_source(SRC, "m.py", profile="torch", unsafe=True)
+    assert failures == [] and remaining == []
+    ns: dict = {}
+    import torch  # the test extra installs the CPU build
+
+    exec(compile(fixed, "m.py", "exec"), ns)
+    assert ns["DEVICE"] == ("cpu" if torch.accelerator.current_accelerator() is None
+                            else torch.accelerator.current_accelerator().type)
+    assert ns["x"].device.type == ns["DEVICE"]
+
+
+def test_custom_profile_from_config(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devlint]\nprofile = "mine"\n\n'
+        '[tool.devlint.profiles.mine]\n'
+        'device = { expr = "get_device()", import = "from mylib.devices import get_device" }\n'
+        'device-type = { expr = "get_device().type", import = "from mylib.devices import get_device" }\n')
+    (tmp_path / "m.py").write_text(SRC)
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--fix", "m.py"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = (tmp_path / "m.py").read_text()
+    assert out == ('import torch\nfrom mylib.devices import get_device\n\n'
+                   'DEVICE = get_device().type\nx = torch.zeros(2, device=get_device())\n')
+
+
+def test_custom_profile_inherits_roles_it_does_not_set(tmp_path):
+    (tmp_path / "devlint.toml").write_text(
+        'profile = "mine"\n[profiles.mine]\nextends = "vllm"\n'
+        'device-type = "MY_DEVICE_TYPE"\n')
+    (tmp_path / "m.py").write_text("import torch.distributed as dist\n"
+                                   'dist.init_process_group("nccl")\nDEVICE = "cuda"\n')
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--output-format", "json",
+                        "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    data = json.loads(p.stdout)
+    contents = {d["code"]: d["fix"]["edits"][0]["content"] for d in data}
+    assert contents["DL104"] == "MY_DEVICE_TYPE"
+    assert contents["DL501"] == "current_platform.dist_backend"
+
+
+def test_bad_custom_profile_is_a_config_error(tmp_path):
+    (tmp_path / "devlint.toml").write_text('[profiles.mine]\ndevise = "x"\n')
+    (tmp_path / "m.py").write_text(SRC)
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "m.py"], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert p.returncode == 2
+    assert "devlint.toml" in p.stderr and "devise" in p.stderr
+
+
+def test_vllm_profile_adds_the_import_once():
+    src = 'import torch\nA = "cuda"\nB = "cuda"\nx = torch.ones(1).to("cuda")\n'
+    fixed, _, _ = fix_source(src, "m.py", profile="vllm")
+    assert fixed.count("from vllm.platforms import current_platform") == 1
+
+
+def test_check_source_api_returns_fixes():
+    [d] = check_source('import torch\nx = torch.ones(2).cuda()\n', "m.py")
+    assert d.code == "DL102" and d.fix is not None and d.location == (2, 19)
