@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
@@ -10,11 +11,19 @@ from devlint.rules._device import device_for_literal, device_strings, device_typ
 from devlint.rules.base import Invalid, Rule, Valid
 
 
+# keyword arguments that take a device (or a device type)
+_DEVICE_KWARG = re.compile(r"^(?:device|device_map|map_location|device_type)$|_device$")
+_AMP = {"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler", "torch.amp.custom_fwd",
+        "torch.amp.custom_bwd"}
+
+
 class DeviceLiteralArgument(Rule):
     """
     ## What it does
     Flags CUDA device literals passed as arguments: `device="cuda"` in any call (tensor
-    factories, `torch.Generator`, config objects), `device="cuda"` as a parameter default,
+    factories, `torch.Generator`, config objects; also `map_location=`, `device_map=`,
+    `device_type=` and `*_device=` keywords), `device="cuda"` as a parameter default, an
+    argparse option `add_argument("--device", default="cuda")`,
     `torch.device("cuda")`, `torch.device("cuda", i)`, `torch.device("cuda:0")` and
     `with torch.device("cuda"):`.
 
@@ -58,6 +67,7 @@ class DeviceLiteralArgument(Rule):
         Valid('KERNELS = {"cuda": 1, "xpu": 2}\n'),
         Valid('import torch\nx = x.to("cuda")  # DL101, not DL103\n'),
         Valid('def f(backend="cuda"):\n    pass\n'),
+        Valid('p.add_argument("--backend", default="cuda")\n'),
     ]
     invalid = [
         Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
@@ -81,6 +91,10 @@ class DeviceLiteralArgument(Rule):
                 profile="vllm"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
                 'import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device=torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 0))\n'),
+        Invalid('import torch\nsd = torch.load(path, map_location="cuda")\n',
+                'import torch\nsd = torch.load(path, map_location=(torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
+        Invalid('p.add_argument("--device", type=str, default="cuda")\n',
+                'import torch\np.add_argument("--device", type=str, default=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
                 'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
     ]
@@ -88,17 +102,39 @@ class DeviceLiteralArgument(Rule):
     def check(self, facts):
         for node in device_strings(facts):
             par = facts.get_parent(node)
-            if isinstance(par, ast.keyword) and par.arg == "device":
+            if isinstance(par, ast.keyword) and par.arg and _DEVICE_KWARG.search(par.arg):
                 call = facts.get_parent(par)
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
                         and call.func.attr == "to":
                     continue  # DL101
+                if par.arg == "device_type" and isinstance(call, ast.Call) \
+                        and facts.qualname(call.func) in _AMP:
+                    continue  # DL403
                 if skipped(facts, node):
                     continue
                 torch_callee = isinstance(call, ast.Call) and _torch_callee(facts, call)
-                expr = device_for_literal(facts, node, "device",
-                                          None if torch_callee else "device-type")
-                yield self._replace(facts, node, expr, f"`device={facts.source(node)}`")
+                if par.arg == "device_type":
+                    expr = role_expr(facts, "device-type")
+                elif par.arg == "map_location":
+                    # `None` would restore tensors to the device they were saved from
+                    expr = device_for_literal(facts, node, "device-object")
+                else:
+                    expr = device_for_literal(facts, node, "device",
+                                              None if torch_callee else "device-type")
+                yield self._replace(facts, node, expr, f"`{par.arg}={facts.source(node)}`")
+            elif isinstance(par, ast.keyword) and par.arg == "default" \
+                    and _is_device_option(facts.get_parent(par)):
+                if skipped(facts, node):
+                    continue
+                idx = index_of(node.value)
+                if idx is not None:
+                    t = device_type_expr(facts, '"')
+                    from devlint.engine.fixkit import Expr
+
+                    expr = Expr(f'f"{{{t.text}}}:{idx}"', t.imports, t.evidence, True)
+                else:
+                    expr = role_expr(facts, "device-type")
+                yield self._replace(facts, node, expr, "the default of a device option")
             elif isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef, ast.arguments)):
                 pname = _param_of_default(par if isinstance(par, ast.arguments) else par.args,
                                           node)
@@ -148,6 +184,14 @@ class DeviceLiteralArgument(Rule):
             fix = make_fix(facts, f"Use `{expr.text}` ({expr.evidence})", [Edit(s, e, expr.text)],
                            expr)
         return self.diagnostic(facts, (s, e), f"Hardcoded CUDA device in {what}", fix)
+
+
+def _is_device_option(call) -> bool:
+    """`parser.add_argument("--device", ..., default=...)`."""
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and call.func.attr == "add_argument" and any(
+            isinstance(a, ast.Constant) and isinstance(a.value, str) and "device" in a.value
+            for a in call.args)
 
 
 def _torch_callee(facts, call) -> bool:

@@ -53,7 +53,7 @@ class CudaOrCpuFallback(Rule):
     valid = [
         Valid('d = "cuda" if is_cuda_alike() else "xpu"\n'),
         Valid('import torch\nn = 2 if torch.cuda.is_available() else 1\n'),
-        Valid('import torch\nd = "cpu" if args.cpu else "cuda:0"\n'),
+        Valid('d = "cpu" if args.cpu else "xpu"\n'),
     ]
     invalid = [
         Invalid('import torch\nd = "cuda" if torch.cuda.is_available() else "cpu"\n',
@@ -67,6 +67,8 @@ class CudaOrCpuFallback(Rule):
                 'CUDA_DEVICE = "cuda" if current_platform.is_cuda() else None\n',
                 'from vllm.platforms import current_platform\n'
                 'CUDA_DEVICE = current_platform.device_type\n', profile="vllm"),
+        Invalid('import torch\nd = torch.device("cuda" if args.gpu else "cpu")\n',
+                'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type if args.gpu else "cpu")\n'),
         Invalid('import torch\nd = "cpu" if not torch.cuda.is_available() else "cuda"\n',
                 'import torch\nd = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
     ]
@@ -77,6 +79,9 @@ class CudaOrCpuFallback(Rule):
         for node in facts.ifexps:
             sense = _availability_test(facts, node.test)
             if sense == 0:
+                found = self._user_choice(facts, node)
+                if found is not None:
+                    yield found
                 continue
             cuda_arm, other = (node.body, node.orelse) if sense > 0 else (node.orelse, node.body)
             kind = _cuda_value(facts, cuda_arm)
@@ -92,6 +97,23 @@ class CudaOrCpuFallback(Rule):
                            safe=fallback == "cpu")
             yield self.diagnostic(facts, node, "Falls back to the CPU on every non-CUDA "
                                   "accelerator", fix)
+
+
+    def _user_choice(self, facts, node):
+        """`"cuda" if args.use_gpu else "cpu"`: the choice is the user's, the device type is not
+        (on an XPU machine "use the GPU" must mean the XPU). Only the CUDA arm changes."""
+        for cuda_arm, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            if _cuda_value(facts, cuda_arm) == "str" and _fallback(facts, other) == "cpu":
+                w = facts.where_of(cuda_arm)
+                if w is not None and w.guarded:
+                    return None
+                t = role_expr(facts, "device-type")
+                s, e = facts.span(cuda_arm)
+                fix = make_fix(facts, f"Use `{t.text}` for the accelerator arm",
+                               [Edit(s, e, t.text)], t)
+                return self.diagnostic(facts, cuda_arm, "The accelerator arm of this choice is "
+                                       "hardcoded to CUDA", fix)
+        return None
 
 
 def _availability_test(facts, test) -> int:

@@ -11,7 +11,8 @@ from devlint.rules.base import Invalid, Rule, Valid
 
 # device-generic amp entry points whose device argument may be a CUDA literal
 _GENERIC = {"torch.autocast": "device_type", "torch.amp.autocast": "device_type",
-            "torch.amp.GradScaler": "device"}
+            "torch.amp.GradScaler": "device", "torch.amp.custom_fwd": "device_type",
+            "torch.amp.custom_bwd": "device_type"}
 
 
 class CudaAmp(Rule):
