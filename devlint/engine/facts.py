@@ -63,6 +63,7 @@ class FileFacts:
     assigns: list = field(default_factory=list)  # Assign/AnnAssign statements (any level)
     ifs: list = field(default_factory=list)  # If statements
     ifexps: list = field(default_factory=list)  # IfExp expressions
+    joined: list = field(default_factory=list)  # every f-string (a fix inside one must requote)
     where: dict = field(default_factory=dict)  # id(node) -> Where
     parent: dict = field(default_factory=dict)  # id(node) -> parent node
     import_end_row: int = 0  # last row of the leading import block (0: none)
@@ -453,6 +454,7 @@ class _Descent:
                     wmap[id(node)] = w
                 continue
             elif t is ast.JoinedStr:
+                f.joined.append(node)
                 if node.values and isinstance(node.values[0], ast.Constant) \
                         and isinstance(node.values[0].value, str) \
                         and node.values[0].value.startswith("cuda:") \

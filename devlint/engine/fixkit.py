@@ -71,6 +71,22 @@ def import_edits(facts, imports) -> tuple[Edit, ...]:
     return (Edit(at, at, body),)
 
 
+def _requoted(facts, edit: Edit) -> Edit:
+    """An edit inside an f-string must not reuse the f-string's quote (Python < 3.12)."""
+    for node in getattr(facts, "joined", ()):
+        s, e = facts.span(node)
+        if s < edit.start and edit.end < e:
+            src = facts.text[s:e]
+            i = 0
+            while i < len(src) and src[i] in "rRbBuUfF":
+                i += 1
+            quote = src[i] if i < len(src) else '"'
+            other = "'" if quote == '"' else '"'
+            if quote in edit.content:
+                return Edit(edit.start, edit.end, edit.content.replace(quote, other))
+    return edit
+
+
 def make_fix(facts, message: str, edits, expr_or_exprs=(), safe: bool = True) -> Fix:
     exprs = expr_or_exprs if isinstance(expr_or_exprs, (list, tuple)) else (expr_or_exprs,)
     imports: list[str] = []
@@ -78,5 +94,5 @@ def make_fix(facts, message: str, edits, expr_or_exprs=(), safe: bool = True) ->
         if e is not None:
             imports.extend(i for i in e.imports if i not in imports)
             safe = safe and e.safe
-    all_edits = tuple(edits) + import_edits(facts, imports)
+    all_edits = tuple(_requoted(facts, e) for e in edits) + import_edits(facts, imports)
     return Fix(Applicability.SAFE if safe else Applicability.UNSAFE, message, all_edits)
