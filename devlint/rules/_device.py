@@ -84,3 +84,30 @@ def string_prefix_and_quote(src: str) -> tuple[str, str]:
     while i < len(src) and src[i] in "rRbBuUfF":
         i += 1
     return src[:i], src[i]
+
+
+def cuda_tests(test):
+    """(test node, tensor or None) for each CUDA test a condition requires (through `and`):
+    `t.is_cuda` and `t.device.type == "cuda"` (with the tensor), `device.type == "cuda"` and
+    `config.device_type == "cuda"` (without one)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for v in test.values:
+            yield from cuda_tests(v)
+        return
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        yield test, test.value
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        left, right = test.left, test.comparators[0]
+        if not (isinstance(right, ast.Constant) and right.value == "cuda"
+                and isinstance(left, ast.Attribute)):
+            return
+        if left.attr == "type" and isinstance(left.value, ast.Attribute) \
+                and left.value.attr == "device":
+            yield test, left.value.value
+        elif left.attr == "device_type" or (left.attr == "type" and _devicey(left.value)):
+            yield test, None
+
+
+def _devicey(expr) -> bool:
+    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+    return "device" in name.lower()

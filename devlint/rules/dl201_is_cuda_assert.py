@@ -1,10 +1,10 @@
 """DL201 is-cuda-assert."""
 from __future__ import annotations
 
-import ast
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules._device import cuda_tests
 from devlint.rules.base import Invalid, Rule, Valid
 
 
@@ -70,7 +70,9 @@ class IsCudaAssert(Rule):
             w = facts.where_of(stmt)
             if w is not None and w.guarded:
                 continue
-            for node, tensor in _cuda_tests(stmt.test, top=True):
+            for node, tensor in cuda_tests(stmt.test):
+                if tensor is None:
+                    continue  # a device-type string, not a tensor: nothing to widen
                 expr = role_expr(facts, "accelerator-tensor-test", facts.source(tensor))
                 if expr is None:
                     continue
@@ -82,21 +84,6 @@ class IsCudaAssert(Rule):
                                expr)
                 yield self.diagnostic(facts, (s, e), f"`assert {facts.text[s:e]}` rejects "
                                       f"non-CUDA accelerators", fix)
-
-
-def _cuda_tests(test, top=False):
-    """(node, tensor) for each `t.is_cuda` / `t.device.type == "cuda"` the assertion requires."""
-    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
-        yield test, test.value
-    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        left, right = test.left, test.comparators[0]
-        if isinstance(right, ast.Constant) and right.value == "cuda" \
-                and isinstance(left, ast.Attribute) and left.attr == "type" \
-                and isinstance(left.value, ast.Attribute) and left.value.attr == "device":
-            yield test, left.value.value
-    elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        for v in test.values:
-            yield from _cuda_tests(v)
 
 
 RULE = IsCudaAssert

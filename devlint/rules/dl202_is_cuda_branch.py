@@ -6,6 +6,7 @@ import re
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules._device import cuda_tests
 from devlint.rules.base import Invalid, Rule, Valid
 
 # names whose presence in a branch body means it guards CUDA-only code
@@ -80,7 +81,7 @@ class IsCudaBranch(Rule):
             w = facts.where_of(stmt)
             if w is not None and w.guarded:
                 continue
-            tests = list(_cuda_tests(stmt.test))
+            tests = list(cuda_tests(stmt.test))
             if not tests or _guards_cuda_only(stmt.body) or _asks_platform(facts, stmt.test):
                 continue
             for test, tensor in tests:
@@ -95,33 +96,6 @@ class IsCudaBranch(Rule):
                                    [Edit(s, e, text)], expr, safe=False)
                 yield self.diagnostic(facts, test, f"`{facts.source(test)}` picks the CPU path on "
                                       "every non-CUDA accelerator", fix)
-
-
-def _cuda_tests(test):
-    """(test node, tensor or None) for each CUDA test the condition requires: `t.is_cuda`,
-    `t.device.type == "cuda"` (with the tensor), `device.type == "cuda"` and
-    `config.device_type == "cuda"` (without: flag only)."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        for v in test.values:
-            yield from _cuda_tests(v)
-        return
-    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
-        yield test, test.value
-    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        left, right = test.left, test.comparators[0]
-        if not (isinstance(right, ast.Constant) and right.value == "cuda"
-                and isinstance(left, ast.Attribute)):
-            return
-        if left.attr == "type" and isinstance(left.value, ast.Attribute) \
-                and left.value.attr == "device":
-            yield test, left.value.value
-        elif left.attr == "device_type" or (left.attr == "type" and _devicey(left.value)):
-            yield test, None
-
-
-def _devicey(expr) -> bool:
-    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
-    return "device" in name.lower()
 
 
 def _asks_platform(facts, test) -> bool:
