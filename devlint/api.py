@@ -1,33 +1,108 @@
-"""The Python API: `devlint.check_source(text, path=..., settings=...)` and `fix_source`."""
+"""The Python API, for editors and scripts. The command line goes through the same function
+(`devlint.engine.runner.process_source`) for every file and for stdin, so what the API returns is
+what `devlint check` reports.
+
+    import devlint
+
+    for d in devlint.check_source(text, path="pkg/model.py"):
+        print(d.location, d.code, d.message, d.fix)
+
+    fixed, remaining, failures = devlint.fix_source(text, path="pkg/model.py", unsafe=True)
+
+`settings` is a `devlint.settings.Settings` (the defaults when omitted; `settings_for(path)`
+gives what the command line would use for that file: the nearest `[tool.devlint]` /
+`devlint.toml`); keyword overrides take the `Settings` field names, e.g.
+`check_source(text, select=("DL1",), profile="vllm")`. Never imports torch or runs the code.
+"""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from devlint.settings import Settings
 
+__all__ = ["check_source", "fix_source", "settings_for", "Settings"]
+
 
 def _settings(settings, **overrides) -> Settings:
     s = settings or Settings()
-    return replace(s, **overrides) if overrides else s
+    if overrides:
+        for key in ("select", "extend_select", "ignore", "target_backends"):
+            if isinstance(overrides.get(key), str):
+                overrides[key] = (overrides[key],)
+            elif isinstance(overrides.get(key), list):
+                overrides[key] = tuple(overrides[key])
+        s = replace(s, **overrides)
+    return s
+
+
+def settings_for(path: str, config: str | None = None) -> Settings:
+    """The settings the command line uses for `path`: `config` if given, else the nearest
+    `devlint.toml` / `pyproject.toml` with `[tool.devlint]` up from it (stopping at a
+    repository root), else the defaults. Raises `devlint.settings.ConfigError`."""
+    import os
+
+    from devlint.settings import find_config, load_settings
+
+    if config:
+        return load_settings(config)
+    found = find_config(os.path.dirname(os.path.abspath(path)) or ".")
+    return load_settings(found) if found else Settings()
+
+
+def kind_of_path(path: str) -> str:
+    from devlint.discovery import SHELL_SUFFIXES
+
+    return "shell" if path.lower().endswith(SHELL_SUFFIXES) else "python"
+
+
+def _to_bytes(text: str) -> bytes:
+    """The bytes a file holding `text` would have (its coding cookie honoured), so that the
+    engine decodes them back to exactly `text`."""
+    import io
+    import tokenize
+
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return data
+    if encoding in ("utf-8", "utf-8-sig"):
+        return data
+    try:
+        return text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return data
+
+
+def process(data: bytes, path: str, settings: Settings, mode: str = "check",
+            unsafe: bool = False, kind: str | None = None):
+    """One source's bytes through the engine, as the command line runs each file:
+    mode "check", "fix" or "diff"; returns a `devlint.engine.runner.FileResult`."""
+    from devlint.engine.runner import process_source
+
+    return process_source(path, kind or kind_of_path(path), data, settings, mode, unsafe)
 
 
 def check_source(text: str, path: str = "<string>", settings: Settings | None = None,
                  **overrides):
-    """Diagnostics (with fixes) for one Python source. Never imports torch or runs the code."""
-    from devlint.engine.linter import lint_text
-
-    return lint_text(path, text, _settings(settings, **overrides))
+    """Diagnostics (each with its fix, if it has one) for one source: Python, or a shell
+    script when `path` ends in .sh / .bash. A syntax error is one DL999 diagnostic."""
+    res = process(_to_bytes(text), path, _settings(settings, **overrides))
+    if res.error:
+        raise ValueError(f"{path}: {res.error}")
+    return res.diagnostics
 
 
 def fix_source(text: str, path: str = "<string>", settings: Settings | None = None,
                unsafe: bool = False, **overrides):
-    """(fixed text, remaining diagnostics, reverted fixes)."""
-    from devlint.engine.concrete import python_parses
-    from devlint.engine.fixer import fix_text
-    from devlint.engine.linter import enabled_codes, lint_text
+    """(fixed text, remaining diagnostics, reverted fixes as (code, message)). Safe fixes
+    only unless `unsafe`; fixes are re-linted until nothing changes and a fix that breaks
+    parsing is reverted."""
+    from devlint.source import SourceFile
 
-    s = _settings(settings, **overrides)
-    codes = enabled_codes(s, path)
-    outcome = fix_text(text, lambda t: lint_text(path, t, s, codes),
-                       lambda t: python_parses(t, path), unsafe)
-    return outcome.text, lint_text(path, outcome.text, s, codes), outcome.failures
+    data = _to_bytes(text)
+    res = process(data, path, _settings(settings, **overrides), "fix", unsafe)
+    if res.error:
+        raise ValueError(f"{path}: {res.error}")
+    fixed = SourceFile.from_bytes(res.new_bytes).text if res.new_bytes is not None else text
+    return fixed, res.diagnostics, res.failures

@@ -10,6 +10,8 @@ import click
 from devlint import __version__
 
 SUBCOMMANDS = ("check", "rule", "verify")
+# the reporters' names, kept here so that `--help` needs no reporter module
+FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "gitlab", "junit")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -35,48 +37,6 @@ def _split(values) -> tuple[str, ...]:
     for v in values or ():
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return tuple(out)
-
-
-class ReportContext:
-    def __init__(self, unsafe, quiet, fixed, diff_mode, texts):
-        self.unsafe = unsafe
-        self.quiet = quiet
-        self.fixed = fixed
-        self.diff_mode = diff_mode
-        self._texts = texts
-        self._lines: dict = {}
-
-    def source_lines(self, path):
-        if path not in self._lines:
-            text = self._texts.get(path)
-            if text is None:
-                try:
-                    from devlint.source import SourceFile
-
-                    with open(path, "rb") as f:
-                        text = SourceFile.from_bytes(f.read()).text
-                except (OSError, UnicodeDecodeError, LookupError):
-                    text = ""
-            from devlint.source import Locator
-
-            loc = Locator(text)
-            self._lines[path] = [loc.line(r) for r in range(1, loc.line_count + 1)]
-        return self._lines[path]
-
-    def fix_preview(self, d):
-        lines = self.source_lines(d.path)
-        if not lines or not d.fix or not d.fix.edits:
-            return ""
-        from devlint.engine.fixer import apply_edits
-        from devlint.engine.runner import unified_diff
-
-        text = "\n".join(lines) + "\n"
-        try:
-            new = apply_edits(text, d.fix.edits)
-        except Exception:
-            return ""
-        diff = unified_diff(d.path, text, new).splitlines()
-        return "\n".join(diff[2:])
 
 
 class SettingsResolver:
@@ -114,6 +74,54 @@ class SettingsResolver:
             self._cache[ck] = s
         return self._cache[ck]
 
+    def run_settings(self, first_path: str | None):
+        """Settings for run-wide options (output format, unsafe fixes): --config, else the
+        config governing the current directory, else the first path's."""
+        s = self(os.path.join(os.getcwd(), "_"))
+        if s.config_path is None and first_path is not None:
+            s = self(first_path)
+        return s
+
+
+def _usage_error(message: str):
+    click.echo(f"devlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _cache_and_signals(f):
+    """`--no-cache` / `--cache-dir` for `check` (kept out of its signature: they only choose the
+    runner's cache, see `_run_cache`), and SIGINT/SIGTERM: exit 130/143 with a message (files
+    are then either untouched or completely fixed: the runner writes each one atomically)."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args, no_cache=False, cache_dir=None, **kwargs):
+        from devlint.engine.runner import Interrupted
+
+        click.get_current_context().meta["devlint.cache"] = (no_cache, cache_dir)
+        try:
+            return f(*args, **kwargs)
+        except Interrupted as e:
+            click.echo("devlint: interrupted; every file is either unchanged or fully written",
+                       err=True)
+            sys.exit(128 + e.signum)
+
+    wrapper = click.option("--cache-dir", type=click.Path(file_okay=False),
+                           envvar="DEVLINT_CACHE_DIR", show_envvar=True,
+                           help="Where to keep the result cache (default: .devlint_cache).")(wrapper)
+    return click.option("--no-cache", is_flag=True, envvar="DEVLINT_NO_CACHE", show_envvar=True,
+                        help="Neither read nor write the result cache.")(wrapper)
+
+
+def _run_cache():
+    """The result cache chosen by --no-cache / --cache-dir, or None."""
+    no_cache, cache_dir = click.get_current_context().meta.get("devlint.cache", (True, None))
+    if no_cache:
+        return None
+    from devlint.engine.cache import Cache
+
+    return Cache(cache_dir)
+
 
 @cli.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
@@ -126,29 +134,52 @@ class SettingsResolver:
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable.")
 @click.option("--profile", help="Fix forms: auto, torch, vllm, or a custom profile.")
 @click.option("--target-torch", help="Oldest torch version the fixed code must run on (e.g. 2.6).")
-@click.option("--output-format", type=click.Choice(["concise", "full", "json"]),
-              envvar="DEVLINT_OUTPUT_FORMAT", help="How findings are printed.")
+@click.option("--output-format", type=click.Choice(FORMATS),
+              envvar="DEVLINT_OUTPUT_FORMAT", show_envvar=True, help="How findings are printed.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when something was fixed.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="Use this devlint.toml / pyproject.toml instead of the nearest one.")
-@click.option("--force-exclude", is_flag=True, help="Apply excludes to explicitly named files too.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply excludes to explicitly named files (and --stdin-filename) too.")
+@click.option("--stdin-filename", help="With `-` as the path: the name of the file read from "
+              "stdin (for configuration, per-file ignores and the report).")
+@click.option("--add-noqa", is_flag=True,
+              help="Add `# noqa: CODE` to every line with a finding (the adoption baseline).")
+@click.option("--since", metavar="REV",
+              help="Report only findings on lines changed since a git revision.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the effective settings for the given file (or directory) and exit.")
 @click.option("-j", "--jobs", type=int, default=None, help="Worker processes (default: CPUs).")
-@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no progress.")
+@_cache_and_signals
 def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile, target_torch,
           output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix, config_path,
-          force_exclude, jobs, quiet):
+          force_exclude, stdin_filename, add_noqa, since, show_settings, jobs, quiet):
     """Lint PATHS (default: the current directory) and optionally fix them."""
     import gc
 
     # The run allocates many short-lived ast nodes and no reference cycles worth collecting;
     # the cyclic collector alone costs more than half of the parse time (measured on vLLM).
     gc.disable()
-    from devlint.discovery import PathError, discover
+    from devlint.discovery import PathError, changed_lines, discover
     from devlint.engine import runner
     from devlint.settings import ConfigError, parse_version
+
+    use_stdin = "-" in paths
+    if use_stdin and len(paths) > 1:
+        _usage_error("`-` (stdin) cannot be combined with other paths")
+    if stdin_filename and paths and not use_stdin:
+        _usage_error("--stdin-filename needs `-` as the path")
+    if stdin_filename and not paths:
+        use_stdin, paths = True, ("-",)
+    if since and (fix or diff or add_noqa or use_stdin):
+        _usage_error("--since reports findings; it cannot be combined with --fix, --diff, "
+                     "--add-noqa or stdin")
+    if add_noqa and (fix or diff):
+        _usage_error("--add-noqa cannot be combined with --fix or --diff")
 
     overrides: dict = {}
     try:
@@ -163,20 +194,175 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
         ign = _validate_selectors(_split(ignore), "--ignore")
         resolver = SettingsResolver(config_path, overrides, ext, ign)
         paths = paths or (".",)
-        candidates = list(discover(paths, resolver, force_exclude))
-        tasks = [(c.path, c.kind, resolver(c.path)) for c in candidates]
-        first = tasks[0][2] if tasks else resolver(os.path.join(paths[0], "_"))
-        for _, _, s in tasks[:1]:
-            _check_profile(s)
+        if show_settings:
+            return _show_settings(resolver, stdin_filename or "-" if use_stdin else paths[0])
+        if use_stdin:
+            name = stdin_filename or "-"
+            settings = resolver(name)
+            _check_profile(settings)
+            tasks = None
+        else:
+            candidates = list(discover(paths, resolver, force_exclude))
+            changed = changed_lines(since, paths) if since else None
+            if changed is not None:
+                candidates = [c for c in candidates if changed.touches(c.path)]
+            tasks = [(c.path, c.kind, resolver(c.path)) for c in candidates]
+            for s in {id(s): s for _, _, s in tasks}.values():
+                _check_profile(s)
+        run_settings = resolver.run_settings(paths[0] if not use_stdin else name)
     except (ConfigError, PathError) as e:
-        click.echo(f"devlint: error: {e}", err=True)
-        sys.exit(EXIT_ERROR)
-    unsafe = bool(unsafe_fixes) if unsafe_fixes is not None else bool(first.unsafe_fixes)
-    fmt = output_format or first.output_format or "concise"
+        _usage_error(str(e))
+    unsafe = bool(unsafe_fixes) if unsafe_fixes is not None else bool(run_settings.unsafe_fixes)
+    fmt = output_format or run_settings.output_format or "concise"
     mode = "diff" if diff else ("fix" if fix else "check")
-    results = runner.run(tasks, mode, unsafe, jobs)
-    return _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_fix,
-                   quiet, output_file)
+    opts = dict(fmt=fmt, unsafe=unsafe, mode=mode, statistics=statistics, exit_zero=exit_zero,
+                exit_non_zero_on_fix=exit_non_zero_on_fix, quiet=quiet, output_file=output_file)
+    if use_stdin:
+        return _check_stdin(name, stdin_filename is not None, settings, force_exclude, add_noqa,
+                            **opts)
+    results = _run(runner, tasks, "check" if add_noqa else mode, unsafe, jobs, quiet,
+                   cache=_run_cache())
+    if add_noqa:
+        return _add_noqa(results, tasks, quiet)
+    if changed is not None:
+        for r in results:
+            r.diagnostics = [d for d in r.diagnostics
+                             if changed.covers(d.path, d.location[0], d.end_location[0])]
+    return _finish(results, **opts)
+
+
+def _run(runner, tasks, mode, unsafe, jobs, quiet, **extra):
+    """runner.run, with a progress line on a terminal for long runs."""
+    from devlint.reporters import progress as progress_mod
+
+    if not progress_mod.wanted(len(tasks), quiet, sys.stderr):
+        return runner.run(tasks, mode, unsafe, jobs, **extra)
+    import inspect
+
+    bar = progress_mod.Progress(len(tasks), sys.stderr,
+                                "Fixing" if mode == "fix" else "Checking")
+    try:
+        if "progress" in inspect.signature(runner.run).parameters:
+            return runner.run(tasks, mode, unsafe, jobs, progress=bar.advance, **extra)
+        # the runner reports no progress of its own: run it in slices
+        results = []
+        step = max(runner.SERIAL_BELOW, len(tasks) // 20)
+        for i in range(0, len(tasks), step):
+            chunk = tasks[i:i + step]
+            results.extend(runner.run(chunk, mode, unsafe, jobs, **extra))
+            bar.advance(len(chunk))
+        return results
+    finally:
+        bar.close()
+
+
+def _show_settings(resolver, path):
+    from devlint.settings import describe
+
+    settings = resolver(path if not os.path.isdir(path) else os.path.join(path, "_"))
+    _check_profile(settings)
+    click.echo(describe(settings, path), nl=False)
+    sys.exit(EXIT_OK)
+
+
+def _check_stdin(name, named, settings, force_exclude, add_noqa, *, fmt, unsafe, mode,
+                 statistics, exit_zero, exit_non_zero_on_fix, quiet, output_file):
+    """Lint (or fix) the source on stdin, through the same engine call as each file."""
+    from devlint import api
+    from devlint.engine.runner import FileResult
+    from devlint.settings import is_excluded
+    from devlint.source import SourceFile
+
+    data = sys.stdin.buffer.read()
+    kind = None
+    if named:
+        from devlint.discovery import kind_of
+
+        kind = kind_of(name) if os.path.isfile(name) else None
+    if named and force_exclude and is_excluded(settings, name):
+        res = FileResult(name)  # excluded: reported as clean, the source passes unchanged
+    else:
+        res = api.process(data, name, settings, "check" if add_noqa else mode, unsafe,
+                          kind or api.kind_of_path(name))
+    if res.error:
+        _usage_error(f"{name}: {res.error}")
+    new_bytes = res.new_bytes if res.new_bytes is not None else data
+    if add_noqa:
+        src = SourceFile.from_bytes(data)
+        new_text, added = _noqa_text(src.text, res.diagnostics, res.path, kind or
+                                     api.kind_of_path(name), settings)
+        sys.stdout.buffer.write(src.to_bytes(new_text))
+        sys.stdout.flush()
+        if not quiet:
+            click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+        sys.exit(EXIT_OK)
+    if mode == "fix":
+        sys.stdout.buffer.write(new_bytes)
+        sys.stdout.flush()
+    try:
+        text = SourceFile.from_bytes(new_bytes).text
+    except (UnicodeDecodeError, LookupError):
+        text = ""
+    # with --fix stdout carries the fixed source, so the report goes to stderr
+    return _finish([res], fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_fix,
+                   quiet, output_file, texts={name: text}, report_to_stderr=mode == "fix")
+
+
+def _noqa_text(text, diagnostics, path, kind, settings):
+    """`text` with noqa comments for `diagnostics`, kept only if the result lints to fewer
+    findings and no new ones (a comment must never change what the code does)."""
+    from devlint import api
+    from devlint.engine.suppression import NOT_NOQA_ABLE, add_noqa
+
+    eligible = [d for d in diagnostics if d.code not in NOT_NOQA_ABLE]
+    new_text, added = add_noqa(text, eligible, python=kind == "python")
+    if not added:
+        return text, 0
+    after = api.process(api._to_bytes(new_text), path, settings, kind=kind).diagnostics
+    left = [d for d in after if d.code not in NOT_NOQA_ABLE]
+    if any(d.code in ("DL999", "DL000") for d in after) or len(left) >= len(eligible) or \
+            not {(d.code, d.location[0]) for d in left} <= \
+            {(d.code, d.location[0]) for d in eligible}:
+        return text, 0
+    return new_text, added
+
+
+def _add_noqa(results, tasks, quiet):
+    from devlint.engine.runner import write_atomic
+    from devlint.engine.suppression import NOT_NOQA_ABLE
+    from devlint.source import SourceFile
+
+    kinds = {p: (k, s) for p, k, s in tasks}
+    total, files, failed = 0, 0, False
+    for r in results:
+        if r.internal_error:
+            failed = True
+            click.echo(f"devlint: error: internal error while linting {r.path}: "
+                       f"{r.internal_error}", err=True)
+            continue
+        diags = [d for d in r.diagnostics if d.code not in NOT_NOQA_ABLE]
+        if not diags:
+            continue
+        kind, settings = kinds[r.path]
+        try:
+            with open(r.path, "rb") as f:
+                src = SourceFile.from_bytes(f.read())
+            new_text, added = _noqa_text(src.text, diags, r.path, kind, settings)
+            if added:
+                write_atomic(r.path, src.to_bytes(new_text))
+        except (OSError, UnicodeError, LookupError) as e:
+            click.echo(f"devlint: warning: {r.path}: cannot add noqa: {e}", err=True)
+            continue
+        if added < len({(d.code, d.location) for d in diags}):
+            click.echo(f"devlint: warning: {r.path}: {len(diags) - added} finding(s) could "
+                       f"not be suppressed with a noqa comment", err=True)
+        total += added
+        files += bool(added)
+    if not quiet:
+        click.echo(f"Added {total} noqa directive{'s' if total != 1 else ''}"
+                   f"{f' in {files} file' + ('s' if files != 1 else '') if total else ''}.",
+                   err=True)
+    sys.exit(EXIT_ERROR if failed else EXIT_OK)
 
 
 def _check_profile(settings):
@@ -203,8 +389,9 @@ def _validate_selectors(values, option):
 
 
 def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_fix, quiet,
-            output_file):
+            output_file, texts=None, report_to_stderr=False):
     from devlint.reporters import get_reporter
+    from devlint.reporters.context import ReportContext
 
     diagnostics = [d for r in results for d in r.diagnostics]
     diagnostics.sort(key=lambda d: (d.path, d.location, d.code))
@@ -220,7 +407,10 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
         for code, msg in r.failures:
             click.echo(f"devlint: error: {r.path}: {code}: {msg}. This is a devlint bug; "
                        f"please report it.", err=True)
-    out = open(output_file, "w", encoding="utf-8") if output_file else sys.stdout
+    if output_file:
+        out = open(output_file, "w", encoding="utf-8", newline="\n")
+    else:
+        out = sys.stderr if report_to_stderr else sys.stdout
     try:
         if mode == "diff":
             for r in results:
@@ -228,16 +418,19 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
                     out.write(r.diff)
             if not quiet:
                 n = sum(1 for r in results if r.diff)
-                click.echo(f"Would fix {sum(r.applied for r in results)} errors in {n} "
+                k = sum(r.applied for r in results)
+                click.echo(f"Would fix {k} error{'s' if k != 1 else ''} in {n} "
                            f"file{'s' if n != 1 else ''}.", err=True)
         elif statistics:
             _statistics(diagnostics, out, unsafe, fmt)
         else:
-            ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", {})
+            ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts)
             get_reporter(fmt)(diagnostics, out, ctx)
     finally:
         if output_file:
             out.close()
+        else:
+            out.flush()
     if failed:
         sys.exit(EXIT_ERROR)
     if mode == "diff":
@@ -257,12 +450,16 @@ def _statistics(diagnostics, out, unsafe, fmt):
     counts = Counter(d.code for d in diagnostics)
     names = {d.code: d.name for d in diagnostics}
     fixable = {d.code for d in diagnostics if marker(d, unsafe)}
-    if fmt == "json":
+    if fmt in ("json", "json-lines"):
         import json
 
-        json.dump([{"code": c, "name": names[c], "count": n, "fixable": c in fixable}
-                   for c, n in counts.most_common()], out, indent=2)
-        out.write("\n")
+        rows = [{"code": c, "name": names[c], "count": n, "fixable": c in fixable}
+                for c, n in counts.most_common()]
+        if fmt == "json":
+            json.dump(rows, out, indent=2)
+            out.write("\n")
+        else:
+            out.writelines(json.dumps(r) + "\n" for r in rows)
         return
     width = max((len(str(n)) for n in counts.values()), default=1)
     for code, n in counts.most_common():
@@ -276,12 +473,14 @@ def _statistics(diagnostics, out, unsafe, fmt):
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rule_command(code, show_all, output_format):
     """Explain a rule (by code or name), or list them all."""
-    from devlint.rules import registry
+    from devlint.reporters import documented_rules
 
+    catalog = documented_rules()
     if show_all:
-        rules = list(registry.all_rules())
+        rules = list(catalog)
     elif code:
-        r = registry.lookup(code)
+        key = code.strip()
+        r = next((r for r in catalog if r.code == key.upper() or r.name == key.lower()), None)
         if r is None:
             click.echo(f"devlint: error: unknown rule {code!r}", err=True)
             sys.exit(EXIT_ERROR)
@@ -304,7 +503,8 @@ def rule_command(code, show_all, output_format):
 
 def _register_verify():
     @cli.command("verify", context_settings={"ignore_unknown_options": True,
-                                             "allow_extra_args": True})
+                                             "allow_extra_args": True,
+                                             "help_option_names": []})
     @click.pass_context
     def verify(ctx):
         """Run fixed code on every available device and check the results agree."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 PROFILES = ("auto", "torch", "vllm")
@@ -12,11 +12,12 @@ DEFAULT_TARGET_TORCH = "2.6"
 # vLLM pins its torch (vllm 0.33.0: torch==2.14.0), so fixes in the vllm profile may use any
 # torch.accelerator API of that release.
 PROFILE_TARGET_TORCH = {"torch": DEFAULT_TARGET_TORCH, "vllm": "2.14"}
+# ruff's defaults (plus devlint's own cache); `exclude` replaces them, `extend-exclude` adds.
 DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", "env", ".tox", ".nox",
-    "__pypackages__", "node_modules", "build", "dist", "site-packages", ".eggs",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".devlint_cache", "__pycache__",
-    ".ipynb_checkpoints", "_build", "buck-out",
+    ".git", ".git-rewrite", ".hg", ".svn", ".bzr", ".direnv", ".venv", "venv", ".env", ".tox",
+    ".nox", ".pants.d", ".pyenv", ".pytype", ".vscode", "__pypackages__", "node_modules",
+    "build", "dist", "site-packages", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".devlint_cache", "__pycache__", ".ipynb_checkpoints", "_build", "buck-out",
 )
 
 
@@ -38,13 +39,17 @@ class Settings:
     unsafe_fixes: bool = False
     output_format: str | None = None
     profiles: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # DL302 (shell): the variable naming the device type, and the one the fix selects into
+    shell_device_type_var: str = "DEVICE_TYPE"
+    shell_visibility_var: str = "DEVICE_VISIBILITY_ENV"
     # directory the relative globs of this config are anchored at
     root: str = ""
     config_path: str | None = None
 
     def cache_key(self) -> str:
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores,
-                     self.profile, self.target_torch, self.target_backends, self.profiles))
+                     self.profile, self.target_torch, self.target_backends, self.profiles,
+                     self.shell_device_type_var, self.shell_visibility_var))
 
     def target_torch_tuple(self, profile: str | None = None) -> tuple[int, int]:
         if self.target_torch:
@@ -71,8 +76,10 @@ _KEYS = {
     "target-torch": ("target_torch", "version"),
     "target-backends": ("target_backends", "strings"),
     "unsafe-fixes": ("unsafe_fixes", "bool"),
-    "output-format": ("output_format", "string"),
+    "output-format": ("output_format", "format"),
     "profiles": ("profiles", "profiles"),
+    "shell-device-type-var": ("shell_device_type_var", "identifier"),
+    "shell-visibility-var": ("shell_visibility_var", "identifier"),
 }
 
 
@@ -90,6 +97,26 @@ def _load_toml(path: str) -> dict:
         raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
 
 
+def _toml_repr(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_repr(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_repr(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_repr(key)
+
+
 def _expect(path, key, cond, what):
     if not cond:
         raise ConfigError(f"{path}: [tool.devlint] {key}: expected {what}")
@@ -103,12 +130,17 @@ def settings_from_table(table: dict, path: str, base: Settings | None = None) ->
     changes: dict = {}
     for key, value in table.items():
         if key not in _KEYS:
+            import difflib
+
             known = ", ".join(sorted(_KEYS))
-            raise ConfigError(f"{path}: unknown key [tool.devlint] {key!r} (known keys: {known})")
+            close = difflib.get_close_matches(key, _KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"{path}: unknown key [tool.devlint] {key!r} ({hint}known keys: "
+                              f"{known})")
         name, kind = _KEYS[key]
         if kind in ("codes", "strings"):
             _expect(path, key, isinstance(value, list) and all(isinstance(v, str) for v in value),
-                    "a list of strings")
+                    f"a list of strings, got {_toml_repr(value)}")
             if kind == "codes":
                 for v in value:
                     if not registry.selector_matches_any(v):
@@ -126,20 +158,28 @@ def settings_from_table(table: dict, path: str, base: Settings | None = None) ->
                 items.append((glob, tuple(codes)))
             changes[name] = tuple(items)
         elif kind == "profile":
-            _expect(path, key, isinstance(value, str), "a string")
+            _expect(path, key, isinstance(value, str), f"a string, got {_toml_repr(value)}")
             changes[name] = value
         elif kind == "version":
-            _expect(path, key, isinstance(value, str), 'a version string like "2.6"')
+            _expect(path, key, isinstance(value, str),
+                    f'a version string like "2.6", got {_toml_repr(value)}')
             try:
                 parse_version(value)
             except ConfigError as e:
                 raise ConfigError(f"{path}: [tool.devlint] {key}: {e}") from None
             changes[name] = value
         elif kind == "bool":
-            _expect(path, key, isinstance(value, bool), "true or false")
+            _expect(path, key, isinstance(value, bool), f"true or false, got {_toml_repr(value)}")
             changes[name] = value
-        elif kind == "string":
-            _expect(path, key, isinstance(value, str), "a string")
+        elif kind == "format":
+            from devlint.reporters import FORMATS
+
+            _expect(path, key, isinstance(value, str) and value in FORMATS,
+                    f"one of {', '.join(FORMATS)}, got {value!r}")
+            changes[name] = value
+        elif kind == "identifier":
+            _expect(path, key, isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value),
+                    "a shell variable name")
             changes[name] = value
         elif kind == "profiles":
             from devlint.profiles import validate_custom_profiles
@@ -193,22 +233,46 @@ def load_settings(path: str) -> Settings:
     return settings_from_table(table or {}, path)
 
 
+def _expand_braces(pattern: str) -> list[str]:
+    """`{a,b}` alternatives, as in ruff's globs: `**/{tests,docs}/*`."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    return [p for alt in m.group(1).split(",")
+            for p in _expand_braces(pattern[:m.start()] + alt + pattern[m.end():])]
+
+
+def _glob_hits(rel: str, pattern: str) -> bool:
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    pattern = pattern.rstrip("/") or pattern
+    if "/" not in pattern:
+        # a bare name matches the file's name or any directory on its way
+        return any(fnmatch.fnmatchcase(part, pattern) for part in rel.split("/"))
+    # like ruff's globset, `*` crosses `/`; a pattern naming a directory covers what it holds
+    if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
+        return True
+    return pattern.startswith("**/") and _glob_hits(rel, pattern[3:])
+
+
 def matches_glob(settings: Settings, path: str, pattern: str) -> bool:
-    """ruff-style glob match: a pattern without a slash matches any path component or the
-    basename; patterns are anchored at the config's directory."""
+    """ruff-style glob match: a pattern without a slash matches the basename or any path
+    component; other patterns are anchored at the config's directory (or absolute);
+    `{a,b}` alternatives; a leading `!` negates."""
     negate = pattern.startswith("!")
     if negate:
         pattern = pattern[1:]
     ap = os.path.abspath(path)
-    rel = os.path.relpath(ap, settings.root) if settings.root else path
+    rel = os.path.relpath(ap, settings.root) if settings.root else os.path.relpath(ap)
     rel = rel.replace(os.sep, "/")
-    if "/" not in pattern.rstrip("/"):
-        pat = pattern.rstrip("/")
-        hit = any(fnmatch.fnmatchcase(part, pat) for part in rel.split("/"))
-    else:
-        hit = fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.rstrip("/") + "/*")
-        if not hit and "**/" in pattern:
-            hit = fnmatch.fnmatchcase(rel, pattern.replace("**/", ""))
+    hit = False
+    for pat in _expand_braces(pattern):
+        if os.path.isabs(pat):
+            hit = _glob_hits(ap.replace(os.sep, "/"), pat)
+        else:
+            hit = _glob_hits(rel, pat)
+        if hit:
+            break
     return hit != negate
 
 
@@ -222,3 +286,73 @@ def ignored_codes_for(settings: Settings, path: str) -> tuple[str, ...]:
         if matches_glob(settings, path, glob):
             out.extend(codes)
     return tuple(out)
+
+
+def describe(settings: Settings, path: str) -> str:
+    """The effective settings for `path`, as a `[tool.devlint]` table one can paste back
+    (`devlint check --show-settings PATH`)."""
+    from devlint.rules import registry
+
+    source = settings.config_path or "none (defaults)"
+    profile = settings.profile
+    resolved = ""
+    if profile == "auto" and os.path.isfile(path):
+        resolved = f"  # for this file: {_auto_profile(path)}"
+    target = settings.target_torch or PROFILE_TARGET_TORCH.get(profile, DEFAULT_TARGET_TORCH)
+    matched = ignored_codes_for(settings, path)
+    enabled = sorted(registry.select_codes(settings.select, settings.extend_select,
+                                           settings.ignore))
+    if matched:
+        from devlint.engine.linter import enabled_codes
+
+        enabled = sorted(enabled_codes(settings, path))
+    lines = [
+        f"# Settings for: {path}",
+        f"# Config file: {source}",
+        f"# Globs anchored at: {settings.root or os.getcwd()}",
+        "[tool.devlint]",
+        f"select = {_toml_repr(list(settings.select))}",
+        f"extend-select = {_toml_repr(list(settings.extend_select))}",
+        f"ignore = {_toml_repr(list(settings.ignore))}",
+        f"per-file-ignores = {_toml_repr({g: list(c) for g, c in settings.per_file_ignores})}",
+        f"exclude = {_toml_repr(list(settings.exclude))}",
+        f"extend-exclude = {_toml_repr(list(settings.extend_exclude))}",
+        f"profile = {_toml_repr(profile)}{resolved}",
+        f"target-torch = {_toml_repr(target)}",
+        f"target-backends = {_toml_repr(list(settings.target_backends))}",
+        f"unsafe-fixes = {_toml_repr(settings.unsafe_fixes)}",
+        f"output-format = {_toml_repr(settings.output_format or 'concise')}",
+        f"shell-device-type-var = {_toml_repr(settings.shell_device_type_var)}",
+        f"shell-visibility-var = {_toml_repr(settings.shell_visibility_var)}",
+    ]
+    for name, items in settings.profiles:
+        lines.append(f"\n[tool.devlint.profiles.{_toml_key(name)}]")
+        for role, (expr, imports) in items:
+            if role == "extends":
+                lines.append(f"extends = {_toml_repr(expr)}")
+            else:
+                lines.append(f"{_toml_key(role)} = {_toml_repr({'expr': expr, 'import': list(imports)})}")
+    lines += [
+        "",
+        f"# This file: excluded = {_toml_repr(is_excluded(settings, path))} "
+        f"(applies to explicit paths only with --force-exclude)",
+        f"# Matched per-file-ignores: {_toml_repr(list(matched))}",
+        f"# Enabled rules: {_toml_repr(enabled)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _auto_profile(path: str) -> str:
+    import ast
+
+    from devlint.engine.facts import collect_imports, resolve_profile
+
+    aliases: dict = {}
+    try:
+        from devlint.source import SourceFile
+
+        with open(path, "rb") as f:
+            collect_imports(ast.parse(SourceFile.from_bytes(f.read()).text).body, aliases)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError, LookupError):
+        pass
+    return resolve_profile("auto", path, aliases)

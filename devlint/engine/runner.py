@@ -1,14 +1,24 @@
-"""Run the stages over many files: read, prefilter, lint or fix, write; serially or in a pool."""
+"""Run the stages over many files: read, prefilter, lint or fix, write; serially or in a pool,
+through the result cache.
+
+The main process stats each file and asks the cache; only the files it cannot answer go to
+the workers, which read, prefilter and lint them and send back diagnostics (and, with --fix,
+the new bytes: only the main process writes files, so an interrupt never leaves a worker
+half-way through a write, and each write checks the file did not change since it was read).
+"""
 from __future__ import annotations
 
 import difflib
 import os
+import signal
+import time
 from dataclasses import dataclass, field
 
 from devlint.engine.prefilter import may_have_findings
 from devlint.source import SourceFile
 
-SERIAL_BELOW = 48  # files; a pool's start-up costs more than it saves below this
+SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool
+BYTES_PER_WORKER = 1 << 20  # source bytes to lint per extra worker process (start-up ~0.2 s)
 
 
 @dataclass
@@ -21,7 +31,8 @@ class FileResult:
     failures: list = field(default_factory=list)  # (code, message) of reverted fixes
     error: str | None = None  # the file could not be read or decoded
     internal_error: str | None = None
-    new_bytes: bytes | None = None  # set in stdin mode
+    new_bytes: bytes | None = None  # fixed bytes not written yet (stdin mode, or until written)
+    cached: bool = False  # the diagnostics came from the cache
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -39,14 +50,28 @@ def _validator(kind: str, path: str):
     return lambda text: python_parses(text, path)
 
 
+_codes_memo: dict = {}
+
+
+def _enabled_codes(settings, path: str):
+    from devlint.engine.linter import enabled_codes
+
+    if getattr(settings, "per_file_ignores", None):
+        return enabled_codes(settings, path)
+    hit = _codes_memo.get(id(settings))
+    if hit is None or hit[0] is not settings:
+        hit = _codes_memo[id(settings)] = (settings, enabled_codes(settings, path))
+    return hit[1]
+
+
 def _linter(kind: str, path: str, settings):
     if kind == "shell":
         from devlint.shell import lint_shell_file
 
         return lambda text: lint_shell_file(text, path, settings)
-    from devlint.engine.linter import enabled_codes, lint_text
+    from devlint.engine.linter import lint_text
 
-    codes = enabled_codes(settings, path)
+    codes = _enabled_codes(settings, path)
     return lambda text: lint_text(path, text, settings, codes)
 
 
@@ -110,41 +135,242 @@ def write_atomic(path: str, data: bytes) -> None:
         raise
 
 
-def process_path(path: str, kind: str, settings, mode: str, unsafe: bool) -> FileResult:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        return FileResult(path, error=e.strerror or str(e))
-    try:
-        res = process_source(path, kind, data, settings, mode, unsafe)
-    except Exception as e:  # a bug in a rule must not stop the run
-        import traceback
+def _internal_error(e: BaseException) -> str:
+    import traceback
 
-        return FileResult(path, internal_error="".join(
-            traceback.format_exception_only(type(e), e)).strip() + "\n" + traceback.format_exc())
-    if mode == "fix" and res.changed and res.new_bytes is not None:
-        try:
-            write_atomic(path, res.new_bytes)
-        except OSError as e:
-            res.error = f"cannot write: {e.strerror or e}"
-        res.new_bytes = None
+    what = "".join(traceback.format_exception_only(type(e), e)).strip()
+    rule = getattr(e, "devlint_rule", None)
+    if rule:
+        what = f"rule {rule} raised {what}"
+    return what + "\n" + traceback.format_exc()
+
+
+def _read(path: str):
+    """(bytes, stamp) with stamp = (stat key, digest, time read), or an OSError."""
+    from devlint.engine.cache import digest, stat_key
+
+    read_at = time.time()
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        data = f.read()
+    return data, (stat_key(st), digest(data), read_at)
+
+
+def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
+              expect: str | None = None):
+    """Read and process one file, writing nothing: (FileResult, stamp). With `expect` (a cached
+    digest) and the same bytes on disk, the result is an empty FileResult marked cached: the
+    caller takes the diagnostics from the cache."""
+    try:
+        data, stamp = _read(path)
+    except OSError as e:
+        return FileResult(path, error=e.strerror or str(e)), None
+    if expect is not None and stamp[1] == expect:
+        return FileResult(path, cached=True), stamp
+    try:
+        return process_source(path, kind, data, settings, mode, unsafe), stamp
+    except Exception as e:  # a bug in a rule must not stop the run
+        return FileResult(path, internal_error=_internal_error(e)), None
+
+
+def process_path(path: str, kind: str, settings, mode: str, unsafe: bool) -> FileResult:
+    """Process one file and, in fix mode, write it."""
+    res, stamp = lint_file(path, kind, settings, mode, unsafe)
+    _write(res, mode, stamp)
     return res
 
 
-def _work(args):
-    return process_path(*args)
+def _write(res: FileResult, mode: str, stamp) -> None:
+    if mode != "fix" or not res.changed or res.new_bytes is None:
+        return
+    from devlint.engine.cache import stat_key
+
+    try:
+        if stamp is not None and stat_key(os.stat(res.path)) != stamp[0]:
+            res.error = "changed on disk while devlint was fixing it; not written"
+        else:
+            write_atomic(res.path, res.new_bytes)
+    except OSError as e:
+        res.error = f"cannot write: {e.strerror or e}"
+    if res.error:
+        res.changed, res.applied = False, 0
+    else:
+        res.new_bytes = None
 
 
-def run(tasks, mode: str, unsafe: bool, jobs: int | None = None):
-    """tasks: [(path, kind, settings)] -> [FileResult] in task order."""
-    jobs = jobs or os.cpu_count() or 1
-    work = [(p, k, s, mode, unsafe) for p, k, s in tasks]
-    if jobs <= 1 or len(work) < SERIAL_BELOW:
-        return [_work(w) for w in work]
+# --- the pool --------------------------------------------------------------------------------
+
+_WORKER_SETTINGS: list = []
+
+
+def _init_worker(settings_table) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings_table
+    # Ctrl-C reaches the whole process group: the main process alone handles it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _work(item):
+    i, path, kind, s, mode, unsafe, expect = item
+    res, stamp = lint_file(path, kind, _WORKER_SETTINGS[s], mode, unsafe, expect)
+    return i, res, stamp
+
+
+def default_jobs() -> int:
+    """One worker per CPU, or one under pre-commit, which runs hooks in parallel itself."""
+    if os.environ.get("PRE_COMMIT") == "1":
+        return 1
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size(n_files: int, n_bytes: int, jobs: int | None) -> int:
+    """Workers for n_files to lint: none below SERIAL_BELOW; with jobs unset, one per
+    BYTES_PER_WORKER of source, at most one per CPU; an explicit jobs is a maximum."""
+    if n_files < SERIAL_BELOW or (jobs is not None and jobs <= 1):
+        return 0
+    if jobs is None:
+        jobs = min(default_jobs(), max(1, n_bytes // BYTES_PER_WORKER))
+    workers = min(jobs, n_files)
+    return workers if workers > 1 else 0
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a run; `signum` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, progress=None):
+    """tasks: [(path, kind, settings)] -> [FileResult] in task order.
+
+    cache: a devlint.engine.cache.Cache or None. progress: called with a count of files done.
+    SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
+    or completely written."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _run(tasks, mode, unsafe, jobs, cache, progress)
+    old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in old:
+        signal.signal(sig, _raise_interrupted)
+    try:
+        return _run(tasks, mode, unsafe, jobs, cache, progress)
+    finally:
+        for sig, handler in old.items():
+            if handler is not None:  # None: a handler installed from C, left in place
+                signal.signal(sig, handler)
+
+
+def _run(tasks, mode, unsafe, jobs, cache, progress):
+    from devlint.engine.fixer import applicable
+
+    results: list = [None] * len(tasks)
+    todo = []  # (size, index, expected digest)
+    for i, (path, kind, settings) in enumerate(tasks):
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        expect = None
+        if cache is not None:
+            diags, expect = cache.lookup(path, kind, settings, st)
+            if diags is not None and (mode == "check"
+                                      or not any(applicable(d, unsafe) for d in diags)):
+                results[i] = FileResult(path, diagnostics=diags, cached=True)
+                continue
+        # a cached digest to confirm by content (check mode: in fix mode a confirmed entry with
+        # fixes to apply would need a second pass)
+        todo.append((st.st_size if st else 0, i, expect if mode == "check" else None))
+    if progress and len(todo) < len(tasks):
+        progress(len(tasks) - len(todo))
+
+    def finish(i, res, stamp):
+        path, kind, settings = tasks[i]
+        if res.cached:
+            diags = cache.confirmed(path, kind, settings, stamp) if cache else None
+            if diags is None:  # the entry vanished or does not decode: lint after all
+                res, stamp = lint_file(path, kind, settings, mode, unsafe)
+            else:
+                res.diagnostics = diags
+                if mode != "check" and any(applicable(d, unsafe) for d in diags):
+                    res, stamp = lint_file(path, kind, settings, mode, unsafe)
+        _write(res, mode, stamp)
+        if cache is not None and stamp is not None and not res.error \
+                and not res.internal_error and not res.cached:
+            _remember(cache, res, stamp, mode, path, kind, settings)
+        results[i] = res
+        if progress:
+            progress(1)
+
+    todo.sort(key=lambda t: -t[0])  # the largest first: no straggler at the end of a pool run
+    workers = pool_size(len(todo), sum(t[0] for t in todo), jobs)
+    try:
+        if workers:
+            _run_pool(tasks, todo, mode, unsafe, workers, finish, results)
+        for _, i, expect in todo:  # serial, or what a broken pool left
+            if results[i] is None:
+                path, kind, settings = tasks[i]
+                finish(i, *lint_file(path, kind, settings, mode, unsafe, expect))
+    finally:
+        if cache is not None:
+            cache.save()
+    return results
+
+
+def _remember(cache, res, stamp, mode, path, kind, settings):
+    """Cache what is known to be the check-mode result of some content now on disk."""
+    from devlint.engine.cache import stat_key
+
+    if mode == "diff" and res.changed:
+        return  # the diagnostics are those of the fixed text, which is not on disk
+    if mode == "fix" and res.changed:
+        from devlint.engine.cache import digest
+
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        stamp = (stat_key(st), digest(data), time.time())
+    cache.store(path, kind, settings, stamp, res.diagnostics)
+
+
+def _run_pool(tasks, todo, mode, unsafe, workers, finish, results):
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
     import multiprocessing as mp
 
-    ctx = mp.get_context("fork") if hasattr(os, "fork") else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        return list(pool.map(_work, work, chunksize=max(1, len(work) // (jobs * 8))))
+    table: list = []
+    index: dict = {}
+    for _, _, s in tasks:
+        if id(s) not in index:
+            index[id(s)] = len(table)
+            table.append(s)
+    items = [(i, tasks[i][0], tasks[i][1], index[id(tasks[i][2])], mode, unsafe, expect)
+             for _, i, expect in todo]
+    # fork shares the imported engine with the workers; elsewhere, spawn re-imports it
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    chunk = max(1, min(16, len(items) // (workers * 16)))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                               initargs=(table,))
+    try:
+        for i, res, stamp in pool.map(_work, items, chunksize=chunk):
+            finish(i, res, stamp)
+    except BrokenProcessPool:
+        pass  # a worker died (killed, out of memory): the caller lints what is left here
+    except BaseException:
+        for p in list(getattr(pool, "_processes", {}).values()):
+            p.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -20,6 +20,9 @@ class Suppression:
     codes: tuple[str, ...] | None  # None: every code
     kind: str  # "noqa" | "ignore" | "file-ignore"
     used: set = field(default_factory=set)
+    # other rows this comment speaks for: every row of a multi-line string that closes on
+    # the comment's row (no comment can be written inside the string)
+    also_rows: tuple = ()
 
     def covers(self, code: str) -> bool:
         if self.codes is None:
@@ -34,13 +37,54 @@ def _codes(text: str | None) -> tuple[str, ...] | None:
     return codes or None
 
 
-_CANDIDATE_LINE = re.compile(r"(?m)^[^\n]*#[^\n]*(?:noqa|NOQA|devlint:)[^\n]*")
+_CANDIDATE_LINE = re.compile(r"(?m)^[^\n]*#[^\n]*(?:(?i:noqa)|devlint:)[^\n]*")
 
 
 def comments(text: str):
-    """(row, offset, comment text) of the comments that may suppress something.
+    """(row, offset, comment text, other rows it speaks for) of the comments that may
+    suppress something."""
+    if '"""' in text or "'''" in text:
+        # A line inside a triple-quoted string can look like code with a comment, and a
+        # comment after a closing triple quote is not on a line that tokenizes alone: only
+        # the whole file tells them apart.
+        try:
+            return list(_comments_whole_file(text))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass
+    return list(_comments_by_line(text))
 
-    Only lines holding `#` and a suppression word are tokenized, one line at a time, so a
+
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
+
+
+def _comments_whole_file(text: str):
+    from devlint.source import Locator
+
+    loc = Locator(text)
+    open_fstrings: list = []
+    closed_on: dict = {}  # row -> first row of a multi-line string closing on it
+    for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
+        if tok.type == _FSTRING_START:
+            open_fstrings.append(tok.start[0])
+        elif tok.type == _FSTRING_END and open_fstrings:
+            first = open_fstrings.pop()
+            if first < tok.end[0]:
+                closed_on[tok.end[0]] = min(first, closed_on.get(tok.end[0], first))
+        elif tok.type == tokenize.STRING and tok.start[0] < tok.end[0]:
+            closed_on[tok.end[0]] = min(tok.start[0], closed_on.get(tok.end[0], tok.start[0]))
+        elif tok.type == tokenize.COMMENT and _may_suppress(tok.string):
+            row, col = tok.start
+            first = closed_on.get(row, row)
+            yield row, loc.line_start(row) + col, tok.string, tuple(range(first, row))
+
+
+def _may_suppress(comment: str) -> bool:
+    return "noqa" in comment.lower() or "devlint:" in comment
+
+
+def _comments_by_line(text: str):
+    """Only lines holding `#` and a suppression word are tokenized, one line at a time, so a
     `#` inside a string on such a line is told apart from a comment without tokenizing the
     whole file."""
     row, pos = 1, 0
@@ -51,22 +95,22 @@ def comments(text: str):
         try:
             for tok in tokenize.generate_tokens(io.StringIO(line).readline):
                 if tok.type == tokenize.COMMENT:
-                    yield row, m.start() + tok.start[1], tok.string
+                    yield row, m.start() + tok.start[1], tok.string, ()
         except (tokenize.TokenError, IndentationError, SyntaxError):
             continue
 
 
 def parse_suppressions(text: str) -> list[Suppression]:
-    if "noqa" not in text and "NOQA" not in text and "devlint:" not in text:
+    if "devlint:" not in text and not re.search(r"(?i)noqa", text):
         return []
     out = []
-    for row, off, comment in comments(text):
+    for row, off, comment, also in comments(text):
         for m in _NOQA.finditer(comment):
             out.append(Suppression(row, off + m.start(), off + m.end(), _codes(m.group("codes")),
-                                   "noqa"))
+                                   "noqa", also_rows=also))
         for m in _IGNORE.finditer(comment):
             out.append(Suppression(row, off + m.start(), off + m.end(), _codes(m.group("codes")),
-                                   "ignore"))
+                                   "ignore", also_rows=also))
         for m in _FILE_IGNORE.finditer(comment):
             out.append(Suppression(row, off + m.start(), off + m.end(), _codes(m.group("codes")),
                                    "file-ignore"))
@@ -86,7 +130,8 @@ def apply_suppressions(diagnostics, suppressions, statement_rows):
         if s.kind == "file-ignore":
             file_wide.append(s)
         else:
-            by_row.setdefault(s.row, []).append(s)
+            for row in (s.row, *s.also_rows):
+                by_row.setdefault(row, []).append(s)
     kept = []
     for d, stmt_row in zip(diagnostics, statement_rows):
         hit = None
@@ -107,3 +152,116 @@ def apply_suppressions(diagnostics, suppressions, statement_rows):
         else:
             hit.used.add(d.code)
     return kept
+
+
+# --- `--add-noqa`: the adoption baseline -------------------------------------------------
+
+# syntax errors and devlint bugs cannot be baselined; an unused suppression is removed, not
+# suppressed
+NOT_NOQA_ABLE = ("DL999", "DL000", "DL900")
+
+
+def _statement_rows(tree) -> list[tuple[int, int]]:
+    import ast
+
+    return sorted((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                  if isinstance(n, ast.stmt))
+
+
+def _first_statement_row(spans, row: int) -> int:
+    """First row of the innermost statement spanning `row` (the row a suppression on a
+    multi-line statement is read from), else `row`."""
+    best = row
+    for start, end in spans:
+        if start > row:
+            break
+        if end >= row:
+            best = start
+    return best
+
+
+def _uncommentable_rows(text: str) -> tuple[set, dict]:
+    """Rows whose end lies inside a string (a comment there would change the string) or that
+    continue with a backslash; and for each row inside a multi-line string, the row where
+    the string closes (a comment there covers it)."""
+    from devlint.source import Locator
+
+    blocked: set = set()
+    loc = Locator(text)
+    has_comment: set = set()
+    closing: dict = {}
+    open_fstrings: list = []
+    for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
+        if tok.type == _FSTRING_START:
+            open_fstrings.append(tok.start[0])
+        elif tok.type == _FSTRING_END and open_fstrings:
+            first = open_fstrings.pop()
+            for row in range(first, tok.end[0]):
+                closing.setdefault(row, tok.end[0])
+        elif tok.type == tokenize.STRING and tok.start[0] < tok.end[0]:
+            for row in range(tok.start[0], tok.end[0]):
+                closing.setdefault(row, tok.end[0])
+        if tok.start[0] < tok.end[0] and tok.type not in (tokenize.NEWLINE, tokenize.NL):
+            blocked.update(range(tok.start[0], tok.end[0]))
+        elif tok.type == tokenize.COMMENT:
+            has_comment.add(tok.start[0])
+    for row in range(1, loc.line_count + 1):
+        if row not in has_comment and loc.line(row).rstrip().endswith("\\"):
+            blocked.add(row)
+    return blocked, closing
+
+
+def add_noqa(text: str, diagnostics, python: bool = True) -> tuple[str, int]:
+    """`text` with `# noqa: CODE` added where each diagnostic's suppression is read: its own
+    row, else the first row of its statement, else its last row (whichever can hold a
+    comment). An existing `# noqa: ...` on that row is extended. Returns (new text, number
+    of codes added)."""
+    from devlint.source import Locator
+
+    wanted: dict = {}
+    if python:
+        import ast
+
+        try:
+            spans = _statement_rows(ast.parse(text))
+            blocked, closing = _uncommentable_rows(text)
+        except (SyntaxError, ValueError, tokenize.TokenError, IndentationError):
+            return text, 0
+    else:
+        spans, blocked, closing = [], set(), {}
+    for d in diagnostics:
+        if d.code in NOT_NOQA_ABLE:
+            continue
+        row = d.noqa_row or d.location[0]
+        options = (row, d.location[0], _first_statement_row(spans, d.location[0]),
+                   d.end_location[0], closing.get(d.location[0], 0))
+        target = next((r for r in options if r not in blocked), None)
+        if target is not None:
+            wanted.setdefault(target, set()).add(d.code)
+    if not wanted:
+        return text, 0
+    loc = Locator(text)
+    existing: dict = {}
+    for s in parse_suppressions(text):
+        if s.kind == "noqa" and s.codes is not None and s.row in wanted:
+            existing[s.row] = s
+    edits = []  # (start, end, content), applied from the end
+    added = 0
+    for row, codes in wanted.items():
+        sup = existing.get(row)
+        if sup is not None:
+            new = sorted(c for c in codes if c not in sup.codes)
+            if not new:
+                continue
+            edits.append((sup.end, sup.end, ", " + ", ".join(new)))
+        else:
+            new = sorted(codes)
+            end = loc.line_end(row)
+            start = end
+            while start > loc.line_start(row) and text[start - 1] in " \t":
+                start -= 1
+            edits.append((start, end, f"  # noqa: {', '.join(new)}"))
+        added += len(new)
+    for start, end, content in sorted(edits, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, added

@@ -13,10 +13,14 @@ def marker(d, unsafe: bool) -> str:
     return ""
 
 
+def header(d, unsafe: bool) -> str:
+    row, col = d.location
+    return f"{d.path}:{row}:{col}: {d.code} {marker(d, unsafe)}{d.message}\n"
+
+
 def report(diagnostics, out, ctx) -> None:
     for d in diagnostics:
-        row, col = d.location
-        out.write(f"{d.path}:{row}:{col}: {d.code} {marker(d, ctx.unsafe)}{d.message}\n")
+        out.write(header(d, ctx.unsafe))
     write_summary(diagnostics, out, ctx)
 
 

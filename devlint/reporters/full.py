@@ -1,27 +1,50 @@
-"""A finding with its source excerpt, a caret under the hardcoding, and the fix as a diff."""
+"""A finding with its source excerpt, a caret under the hardcoding, and the fix as a diff
+(ruff's `full` format)."""
 from __future__ import annotations
 
-from devlint.reporters.concise import marker, write_summary
+from devlint.diagnostics import Applicability
+from devlint.reporters.concise import header, write_summary
+
+CONTEXT = 1  # lines shown above and below the flagged one
+
+
+def _expand(line: str) -> str:
+    return line.expandtabs(4)
+
+
+def _caret_line(line: str, col: int, end_col: int) -> str:
+    """Carets under line[col-1:end_col-1], measured on the tab-expanded line."""
+    lead = len(_expand(line[:col - 1]))
+    width = max(1, len(_expand(line[:max(end_col, col) - 1])) - lead)
+    return " " * lead + "^" * width
 
 
 def report(diagnostics, out, ctx) -> None:
     for d in diagnostics:
         row, col = d.location
-        out.write(f"{d.path}:{row}:{col}: {d.code} {marker(d, ctx.unsafe)}{d.message}\n")
+        out.write(header(d, ctx.unsafe))
         lines = ctx.source_lines(d.path)
-        if lines:
-            width = len(str(min(row + 1, len(lines))))
-            for r in range(max(1, row - 1), min(len(lines), row + 1) + 1):
-                out.write(f"  {str(r).rjust(width)} | {lines[r - 1]}\n")
+        if lines and 1 <= row <= len(lines):
+            first, last = max(1, row - CONTEXT), min(len(lines), row + CONTEXT)
+            width = len(str(last))
+            gutter = " " * width
+            out.write(f"{gutter} |\n")
+            for r in range(first, last + 1):
+                text = _expand(lines[r - 1])
+                out.write(f"{str(r).rjust(width)} |{' ' if text else ''}{text}\n")
                 if r == row:
-                    end_col = d.end_location[1] if d.end_location[0] == row else len(lines[r - 1]) + 1
-                    span = max(1, end_col - col)
-                    out.write(f"  {' ' * width} | {' ' * (col - 1)}{'^' * span} {d.code}\n")
+                    line = lines[r - 1]
+                    end_col = d.end_location[1] if d.end_location[0] == row else len(line) + 1
+                    out.write(f"{gutter} | {_caret_line(line, col, end_col)} {d.code}\n")
+            out.write(f"{gutter} |\n")
         if d.fix is not None:
-            out.write(f"  = help: {d.fix.message} ({d.fix.applicability.value} fix)\n")
+            out.write(f"  = help: {d.fix.message}\n")
             preview = ctx.fix_preview(d)
             if preview:
+                kind = {Applicability.SAFE: "Safe fix", Applicability.UNSAFE: "Unsafe fix",
+                        Applicability.DISPLAY_ONLY: "Display-only fix"}[d.fix.applicability]
+                out.write(f"\n  {kind}\n")
                 for line in preview.splitlines():
-                    out.write(f"    {line}\n")
+                    out.write(f"  {_expand(line)}\n")
         out.write("\n")
     write_summary(diagnostics, out, ctx)

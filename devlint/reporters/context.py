@@ -1,0 +1,60 @@
+"""What a reporter may ask about a run besides the diagnostics: the source lines they point
+into, the fix previews, and the options that shape the summary."""
+from __future__ import annotations
+
+
+PREVIEW_CONTEXT = 1  # unchanged lines shown around a fix
+
+
+class ReportContext:
+    def __init__(self, unsafe: bool = False, quiet: bool = False, fixed: int = 0,
+                 diff_mode: bool = False, texts: dict | None = None):
+        self.unsafe = unsafe
+        self.quiet = quiet
+        self.fixed = fixed  # fixes applied in this run
+        self.diff_mode = diff_mode
+        self._texts = texts or {}  # path -> text for sources that are not files (stdin)
+        self._lines: dict = {}
+
+    def source_text(self, path: str) -> str:
+        text = self._texts.get(path)
+        if text is None:
+            from devlint.source import SourceFile
+
+            try:
+                with open(path, "rb") as f:
+                    text = SourceFile.from_bytes(f.read()).text
+            except (OSError, UnicodeDecodeError, LookupError, ValueError):
+                text = ""
+            self._texts[path] = text
+        return text
+
+    def source_lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            from devlint.source import Locator
+
+            loc = Locator(self.source_text(path))
+            lines = [loc.line(r) for r in range(1, loc.line_count + 1)]
+            if len(lines) > 1 and lines[-1] == "":
+                lines.pop()  # the "line" after the final newline
+            self._lines[path] = lines
+        return self._lines[path]
+
+    def fix_preview(self, d) -> str:
+        """The fix of `d` alone as unified-diff hunks (no file headers), or ""."""
+        if not d.fix or not d.fix.edits:
+            return ""
+        text = self.source_text(d.path)
+        if not text:
+            return ""
+        import difflib
+
+        from devlint.engine.fixer import apply_edits
+
+        try:
+            new = apply_edits(text, d.fix.edits)
+        except Exception:  # an edit that does not fit the text: show no preview
+            return ""
+        diff = difflib.unified_diff(text.splitlines(), new.splitlines(), lineterm="",
+                                    n=PREVIEW_CONTEXT)
+        return "\n".join(list(diff)[2:])

@@ -1,0 +1,119 @@
+"""SARIF 2.1.0 (GitHub code scanning and other SARIF viewers): every rule with its
+documentation as help text, each finding with its region and, where it has one, its fix."""
+from __future__ import annotations
+
+import json
+import os
+
+from devlint.reporters import documented_rules, relative_path
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://devlint.readthedocs.io/"
+SRCROOT = "%SRCROOT%"
+# findings the engine itself reports (no rule class)
+ENGINE_CODES = (
+    ("DL999", "syntax-error", "The file does not parse; devlint could not check it"),
+    ("DL000", "fix-error", "A fix broke the file and was reverted (a devlint bug)"),
+)
+
+
+def _rule_descriptor(rule) -> dict:
+    doc = rule.doc()
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": _section(doc, "What it does") or rule.summary},
+        "help": {"text": doc, "markdown": doc},
+        "helpUri": rule.url(),
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["portability", "device-hardcoding"]},
+    }
+
+
+def _section(doc: str, title: str) -> str:
+    import re
+
+    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", doc, flags=re.M | re.S)
+    return m.group(1).strip() if m else ""
+
+
+def _artifact(path: str) -> dict:
+    rel = relative_path(path)
+    if os.path.isabs(rel):
+        from pathlib import Path
+
+        return {"uri": Path(rel).as_uri()}
+    from urllib.parse import quote
+
+    return {"uri": quote(rel), "uriBaseId": SRCROOT}
+
+
+def _region(start, end) -> dict:
+    return {"startLine": start[0], "startColumn": start[1], "endLine": end[0],
+            "endColumn": end[1]}
+
+
+def _fix(d, artifact) -> dict:
+    return {
+        "description": {"text": f"{d.fix.message} ({d.fix.applicability.value} fix)"},
+        "artifactChanges": [{
+            "artifactLocation": artifact,
+            "replacements": [
+                {"deletedRegion": _region(loc, end), "insertedContent": {"text": e.content}}
+                for e, (loc, end) in zip(d.fix.edits, d.edit_locations)
+            ],
+        }],
+    }
+
+
+def sarif_log(diagnostics) -> dict:
+    from devlint import __version__
+
+    rules = [_rule_descriptor(r) for r in documented_rules()]
+    codes = {d.code for d in diagnostics}
+    rules += [{"id": code, "name": name, "shortDescription": {"text": text},
+               "defaultConfiguration": {"level": "error"}}
+              for code, name, text in ENGINE_CODES if code in codes]
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for d in diagnostics:
+        artifact = _artifact(d.path)
+        result = {
+            "ruleId": d.code,
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [{"physicalLocation": {"artifactLocation": artifact,
+                                                "region": _region(d.location, d.end_location)}}],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.fix is not None and d.fix.edits and d.edit_locations:
+            result["fixes"] = [_fix(d, artifact)]
+            result["properties"] = {"fixApplicability": d.fix.applicability.value}
+        results.append(result)
+    from pathlib import Path
+
+    root = Path(os.getcwd()).as_uri().rstrip("/") + "/"
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "devlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }},
+            "originalUriBaseIds": {SRCROOT: {"uri": root}},
+            # columns count characters (code points), as in every other devlint format
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def report(diagnostics, out, ctx) -> None:
+    json.dump(sarif_log(diagnostics), out, indent=2, ensure_ascii=False)
+    out.write("\n")
