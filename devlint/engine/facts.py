@@ -67,6 +67,7 @@ class FileFacts:
     where: dict = field(default_factory=dict)  # id(node) -> Where
     parent: dict = field(default_factory=dict)  # id(node) -> parent node
     import_end_row: int = 0  # last row of the leading import block (0: none)
+    _scope_memo: dict = field(default_factory=dict)
     docstring_end_row: int = 0
     future_end_row: int = 0
 
@@ -108,6 +109,23 @@ class FileFacts:
         for local, qual in self.aliases.items():
             if qual == "torch":
                 return local
+        return None
+
+    def cuda_only_scope(self, node) -> str | None:
+        """Why the function or class around `node` is CUDA-only: its name names a CUDA-only
+        stack (`_cuda_graph_capture`, `FlashInferBackend`), or it uses the CUDA runtime
+        directly (`.cuda_stream`, `cudart`, CUDA IPC handles). Memoized per scope."""
+        w = self.where_of(node)
+        if w is None:
+            return None
+        for scope in (w.function, w.klass):
+            if scope is None:
+                continue
+            key = id(scope)
+            if key not in self._scope_memo:
+                self._scope_memo[key] = _scope_reason(scope)
+            if self._scope_memo[key]:
+                return self._scope_memo[key]
         return None
 
     def get_parent(self, node):
@@ -157,8 +175,9 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     collect_imports(tree.body, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
-    facts.cuda_only = _cuda_only_reason(path, tree)
-    facts.cuda_alike = facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
+    facts.cuda_only = (_cuda_only_reason(path, tree) or _cuda_only_reason(path, tree, alike=True)
+                       or _vendor_family_reason(path))
+    facts.cuda_alike = facts.cuda_only
     _leading_rows(facts)
     hot = _hot_rows(facts)
     if hot:
@@ -198,17 +217,55 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
         # a test module importing a CUDA-only stack gates those tests; its device constants
         # and tensors are still meant to follow the platform (vLLM PR #38901)
         return None
+    def is_cuda_module(qual):
+        return any(qual == mod or qual.startswith(mod + ".") for mod in imports)
+
     for stmt in tree.body:
-        if isinstance(stmt, ast.Import):
-            mods = [a.name for a in stmt.names]
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
-            mods = [stmt.module]
-        else:
-            continue
-        for qual in mods:
-            for mod in imports:
-                if qual == mod or qual.startswith(mod + "."):
-                    return f"imports `{mod}`"
+        for qual in _imported_modules(stmt):
+            if is_cuda_module(qual):
+                return f"imports `{qual}`"
+        if isinstance(stmt, ast.Try):
+            # `try: import cuda.x  except ImportError: import cuda.y` (or re-raise): every
+            # branch needs a CUDA-only stack
+            tried = [q for st in stmt.body for q in _imported_modules(st)]
+            if tried and all(is_cuda_module(q) for q in tried) and all(
+                    all(isinstance(st, ast.Raise) or (_imported_modules(st) and all(
+                        is_cuda_module(q) for q in _imported_modules(st))) for st in h.body)
+                    for h in stmt.handlers):
+                return f"imports `{tried[0]}` (every fallback is CUDA-only too)"
+    return None
+
+
+def _imported_modules(stmt) -> list:
+    if isinstance(stmt, ast.Import):
+        return [a.name for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
+        return [stmt.module]
+    return []
+
+
+_NON_CUDA_VENDORS = {"xpu", "cpu", "tpu", "npu", "hpu", "intel", "ascend", "mps", "neuron",
+                     "generic", "torch", "reference"}
+
+
+@lru_cache(maxsize=4096)
+def _vendor_dirs(directory: str) -> frozenset:
+    try:
+        return frozenset(e.name for e in os.scandir(directory) if e.is_dir())
+    except OSError:
+        return frozenset()
+
+
+def _vendor_family_reason(path: str) -> str | None:
+    """Shared code of a family whose only backends are NVIDIA and AMD folders
+    (`models/x/{nvidia,amd,common}`): it only ever runs on CUDA-alike devices."""
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(2):
+        subdirs = _vendor_dirs(d)
+        vendors = subdirs & {"nvidia", "amd", "rocm", "cuda"}
+        if vendors and not subdirs & _NON_CUDA_VENDORS:
+            return f"its family `{os.path.basename(d)}` has only {'/'.join(sorted(vendors))} backends"
+        d = os.path.dirname(d)
     return None
 
 
@@ -242,6 +299,33 @@ def _hot_rows(facts: FileFacts) -> list[int]:
     return sorted(rows)
 
 
+_VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_gemm|nvshmem|nvfp4"
+                          r"|cublas|cudnn|nvtx|nvml")
+# direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
+# among them: torch.xpu.XPUGraph and friends give them a generic form
+_RUNTIME_ATTRS = {"cuda_stream", "cudart", "rebuild_cuda_tensor", "ipc_handle", "_share_cuda_",
+                  "cudaIpcMemHandle", "cudaStream_t"}
+_RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
+
+
+def _scope_reason(scope) -> str | None:
+    name = scope.name.lower()
+    m = _VENDOR_NAME.search(name)
+    if m and not name.startswith("test"):
+        return f"`{scope.name}` names `{m.group(0)}`"
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
+            return f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)"
+        if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:
+            return f"`{scope.name}` uses the CUDA runtime (`{n.id}`)"
+    return None
+
+
+def _is_type_checking(test) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _match_rows(pattern, text: str):
     """1-based rows of the matches (one match per line at most), counted incrementally.
     Rows follow \\n; a file with bare \\r line ends is counted by the Locator instead."""
@@ -263,6 +347,7 @@ class _Descent:
     def __init__(self, facts: FileFacts, hot: list[int]):
         self.f = facts
         self.hot = hot
+        self.query_alias: dict = {}
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -285,13 +370,28 @@ class _Descent:
             where = self._after_exit_guard(stmt, where)
 
     def _after_exit_guard(self, stmt, where: Where) -> Where:
+        """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block."""
+        polarity = 0
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
-            polarity, _ = self.cuda_test(stmt.test)
-            if polarity < 0:
-                return Where(where.function, where.klass, True, where.tensor_guard, None,
-                             where.level)
+            polarity = -self.cuda_test(stmt.test)[0]
+        elif isinstance(stmt, ast.Assert):
+            polarity, tensor = self.cuda_test(stmt.test)
+            if tensor is not None:
+                polarity = 0  # `assert t.is_cuda` is DL201's finding, not a platform guard
+        if polarity > 0:
+            return Where(where.function, where.klass, True, where.tensor_guard, None,
+                         where.level)
         return where
+
+    def _query_aliases(self, body):
+        """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too."""
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name):
+                p, _ = self.cuda_test(st.value)
+                if p:
+                    self.query_alias[st.targets[0].id] = p
 
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
@@ -307,6 +407,7 @@ class _Descent:
         if isinstance(stmt, _FUNCS):
             collect_imports([s for s in stmt.body if isinstance(s, (ast.Import, ast.ImportFrom))],
                             self.f.aliases)
+            self._query_aliases(stmt.body)
             for d in stmt.decorator_list:
                 self.expr(d, stmt, here)
             self.arguments(stmt.args, stmt, here)
@@ -324,6 +425,8 @@ class _Descent:
             self.f.where[id(stmt)] = here
             self.expr(stmt.test, stmt, here)
             polarity, tensor = self.cuda_test(stmt.test)
+            if _is_type_checking(stmt.test):
+                polarity, tensor = 1, None  # stubs for type checkers never run
             body_w = self._guarded(where, polarity > 0, tensor)
             else_w = self._guarded(where, polarity < 0, None)
             self.block(stmt.body, body_w)
@@ -410,6 +513,8 @@ class _Descent:
             return 0, None
         if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
             return 1, test.value
+        if isinstance(test, ast.Name) and test.id in self.query_alias:
+            return self.query_alias[test.id], None
         if isinstance(test, ast.Call):
             q = self.f.qualname(test.func)
             if q in _TORCH_CUDA_QUERIES:

@@ -107,9 +107,14 @@ def _has_device_name(func, node) -> bool:
 def _device_read(facts, func, node) -> str | None:
     """`x` of the first `x.device` the function reads (x a plain name or self.attr)."""
     best = None
+    calls = {id(c.func) for c in ast.walk(func) if isinstance(c, ast.Call)}
     for n in ast.walk(func):
         if isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.ctx, ast.Load):
+            if id(n) in calls:
+                continue  # `torch.device(...)` constructs a device, it reads none
             v = n.value
+            if isinstance(v, ast.Name) and v.id in facts.aliases:
+                continue  # a module (`torch.device`), not a tensor
             if isinstance(v, ast.Name) and v.id != "self":
                 key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
                 if best is None or key < best[0]:

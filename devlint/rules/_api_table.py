@@ -7,22 +7,24 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
+from devlint.rules._device import skipped
 
 
 def table_findings(rule, facts, annotations_when_constructed=False):
     """Findings for the file's `torch.cuda` references that the table maps for this rule.
 
-    Annotations are not findings, except (with `annotations_when_constructed`) where the file
-    also constructs the annotated class: the annotation must follow the constructor's fix."""
+    Only uses count: calls (and constructions). A bare reference (`orig = torch.cuda.Stream`,
+    saved before a monkeypatch) is not one, nor is code under a CUDA guard. Annotations are
+    not findings either, except (with `annotations_when_constructed`) an annotation of a
+    target the file assigns a construction of the same class: the annotation must follow that
+    constructor's fix."""
     if facts.cuda_alike:
         return
     table = entries_by_name(rule.code)
     if not table:
         return
     target = facts.settings.target_torch_tuple(facts.profile)
-    constructed = {q for n, q in facts.torch_refs
-                   if isinstance(facts.get_parent(n), ast.Call)
-                   and facts.get_parent(n).func is n} if annotations_when_constructed else ()
+    tied = _constructed_targets(facts) if annotations_when_constructed else {}
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
         if not entries:
@@ -30,11 +32,17 @@ def table_findings(rule, facts, annotations_when_constructed=False):
         if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)
-        if w is not None and w.annotation and qual not in constructed:
+        if skipped(facts, node, api=True, annotations=True, guards=False):
             continue
+        par = facts.get_parent(node)
+        if w is not None and w.annotation:
+            if qual not in tied.get(_annotated_target(facts, node), ()):
+                continue
+        elif not (isinstance(par, ast.Call) and par.func is node):
+            if not (isinstance(par, ast.Attribute) and par.value is node):
+                continue  # a bare reference, not a use
         if in_skip_gate(facts, node):
             continue  # DL203 reports the whole gate
-        par = facts.get_parent(node)
         if _is_query_test(facts, node, par, qual) or _is_reported(facts, par):
             continue
         entry = best_entry(entries, target)
@@ -58,7 +66,7 @@ def _profile_finding(rule, facts, node, par, qual):
                     and grand.value is par):
                 continue
             target = grand
-        arg = facts.source(par.args[0]) if par.args else ""
+        arg = _device_index_arg(facts, par.args[0]) if par.args else ""
         repl = o.replacement.replace("{arg}", arg)
         s, e = facts.span(target)
         expr = Expr(repl, o.imports, "", o.safe)
@@ -66,6 +74,55 @@ def _profile_finding(rule, facts, node, par, qual):
         fix = make_fix(facts, f"Use `{repl}`{why}", [Edit(s, e, repl)], expr, safe=o.safe)
         return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
                                f"{facts.profile} profile has `{repl}`", fix)
+    return None
+
+
+def _device_index_arg(facts, arg) -> str:
+    """The platform methods take a device index: `"cuda"` means the default, `x.device` its
+    `.index`."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return ""
+    src = facts.source(arg)
+    if src.endswith("device") or src.endswith(".device"):
+        return f"{src}.index"
+    return src
+
+
+def _target_key(expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        return f"{expr.value.id}.{expr.attr}"
+    return None
+
+
+def _constructed_targets(facts) -> dict:
+    """target -> {qualified classes} the file constructs into it (`x = torch.cuda.Event()`,
+    also inside a default factory of the same statement)."""
+    out: dict = {}
+    for node, qual in facts.torch_refs:
+        call = facts.get_parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            continue
+        stmt = facts.where_of(node).statement if facts.where_of(node) else None
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, ast.AnnAssign):
+            targets = [stmt.target]
+        else:
+            continue
+        for t in targets:
+            key = _target_key(t)
+            if key:
+                out.setdefault(key, set()).add(qual)
+    return out
+
+
+def _annotated_target(facts, node) -> str | None:
+    w = facts.where_of(node)
+    stmt = w.statement if w else None
+    if isinstance(stmt, ast.AnnAssign):
+        return _target_key(stmt.target)
     return None
 
 
@@ -88,8 +145,6 @@ def _is_reported(facts, call) -> bool:
         return False
     cur = facts.get_parent(call)
     while cur is not None and not isinstance(cur, ast.stmt):
-        if isinstance(cur, (ast.FormattedValue, ast.JoinedStr)):
-            return True
         if isinstance(cur, ast.Call):
             f = cur.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")

@@ -25,13 +25,20 @@ def index_of(value: str) -> str | None:
     return m.group(1) if m else None
 
 
-def skipped(facts, node, api: bool = False) -> bool:
-    """Not a finding: CUDA-only files (and, for API rules, CUDA-alike ROCm files) and code
-    under a guard that established CUDA."""
+def skipped(facts, node, api: bool = False, annotations: bool = False,
+            guards: bool = True) -> bool:
+    """Not a finding: CUDA-only files, functions and classes (and, for API rules, CUDA-alike
+    ROCm files); with `guards`, code under a guard that already established CUDA.
+
+    The table-driven API rules pass `guards=False`: SPEC section 3 exempts *literals* under
+    CUDA guards, while a `torch.cuda.X()` with a `torch.accelerator` equivalent is the same call
+    on CUDA and upstream replaces it inside such guards too (vLLM #30679)."""
     if facts.cuda_only or (api and facts.cuda_alike):
         return True
+    if facts.cuda_only_scope(node):
+        return True
     w = facts.where_of(node)
-    return w is not None and (w.guarded or w.annotation)
+    return w is not None and ((guards and w.guarded) or (w.annotation and not annotations))
 
 
 def is_torch_callee(facts, call: ast.Call) -> bool:

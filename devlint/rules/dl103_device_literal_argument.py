@@ -68,6 +68,19 @@ class DeviceLiteralArgument(Rule):
         Valid('import torch\nx = x.to("cuda")  # DL101, not DL103\n'),
         Valid('def f(backend="cuda"):\n    pass\n'),
         Valid('p.add_argument("--backend", default="cuda")\n'),
+        # the rest of a block after `assert <platform is CUDA>` or `if not ...: return`
+        Valid('import torch\n\n\ndef f():\n    assert current_platform.is_cuda_alike()\n'
+              '    return torch.empty(4, device="cuda")\n'),
+        Valid('import torch\n\n\ndef f():\n    on_gpu = current_platform.is_cuda()\n'
+              '    if on_gpu:\n        return torch.empty(4, device="cuda")\n'),
+        Valid('from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    def f(device="cuda"): ...\n'),
+        # a function that drives the CUDA runtime directly is CUDA-only by construction
+        Valid('import torch\n\n\ndef launch(x):\n    buf = torch.empty(4, device="cuda")\n'
+              '    kernel(buf, stream=torch.cuda.current_stream().cuda_stream)\n'),
+        Valid('import torch\n\n\nclass FlashInferWorkspace:\n    def __init__(self):\n'
+              '        self.buf = torch.empty(4, device="cuda")\n'),
+        Valid('try:\n    import cuda.bindings.driver as drv\nexcept ImportError:\n'
+              '    from cuda import cuda as drv\nimport torch\nx = torch.empty(1, device="cuda")\n'),
     ]
     invalid = [
         Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
@@ -83,6 +96,8 @@ class DeviceLiteralArgument(Rule):
                 'def rope(dim, device=current_platform.device_type):\n    pass\n', profile="vllm"),
         Invalid('import torch\nwith torch.device("cuda"):\n    pass\n',
                 'import torch\nwith (torch.accelerator.current_accelerator() or torch.device("cpu")):\n    pass\n'),
+        Invalid('import torch\n\n\ndef f(m):\n    return g(m, torch.device("cuda"))\n',
+                'import torch\n\n\ndef f(m):\n    return g(m, (torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
         Invalid('import torch\nd = torch.device("cuda", 1)\n',
                 'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 1)\n'),
         Invalid('import torch\nx = torch.randn(4, 5, device="cuda:0")\n',

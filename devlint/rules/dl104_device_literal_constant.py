@@ -111,7 +111,7 @@ class DeviceLiteralConstant(Rule):
             inner.update(id(n) for n in nested)
             in_ladder.update(id(b) for n in (stmt, *nested) for b in (*n.body, *n.orelse))
             w = facts.where_of(stmt)
-            if facts.cuda_only or (w is not None and w.guarded):
+            if skipped(facts, stmt):
                 continue
             expr = role_expr(facts, "device-type")
             s, e = facts.span(stmt)

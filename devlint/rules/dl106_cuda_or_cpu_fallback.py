@@ -5,6 +5,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _FALLBACKS = ("cpu", None)
@@ -88,8 +89,7 @@ class CudaOrCpuFallback(Rule):
             fallback = _fallback(facts, other)
             if kind is None or fallback is False:
                 continue
-            w = facts.where_of(node)
-            if w is not None and w.guarded:
+            if skipped(facts, node):
                 continue
             expr = role_expr(facts, "device-object" if kind == "object" else "device-type")
             s, e = facts.span(node)
@@ -104,8 +104,7 @@ class CudaOrCpuFallback(Rule):
         (on an XPU machine "use the GPU" must mean the XPU). Only the CUDA arm changes."""
         for cuda_arm, other in ((node.body, node.orelse), (node.orelse, node.body)):
             if _cuda_value(facts, cuda_arm) == "str" and _fallback(facts, other) == "cpu":
-                w = facts.where_of(cuda_arm)
-                if w is not None and w.guarded:
+                if skipped(facts, cuda_arm):
                     return None
                 t = role_expr(facts, "device-type")
                 s, e = facts.span(cuda_arm)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
 from devlint.rules._device import cuda_tests
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 
@@ -67,8 +68,7 @@ class IsCudaAssert(Rule):
         if facts.cuda_alike:
             return
         for stmt in facts.asserts:
-            w = facts.where_of(stmt)
-            if w is not None and w.guarded:
+            if skipped(facts, stmt, api=True):
                 continue
             for node, tensor in cuda_tests(stmt.test):
                 if tensor is None:

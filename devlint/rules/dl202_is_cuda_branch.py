@@ -7,6 +7,7 @@ import re
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
 from devlint.rules._device import cuda_tests
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 # names whose presence in a branch body means it guards CUDA-only code
@@ -78,8 +79,7 @@ class IsCudaBranch(Rule):
         if facts.cuda_alike:
             return
         for stmt in facts.ifs:
-            w = facts.where_of(stmt)
-            if w is not None and w.guarded:
+            if skipped(facts, stmt, api=True):
                 continue
             tests = list(cuda_tests(stmt.test))
             if not tests or _guards_cuda_only(stmt.body) or _asks_platform(facts, stmt.test):

@@ -6,6 +6,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix
 from devlint.rules._api_table import table_findings
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _STREAM_CONTEXT_SINCE = (2, 7)  # `with stream:` on a torch.Stream (devlint/data/torch_api.toml)
@@ -56,6 +57,10 @@ class CudaStreamEvent(Rule):
         Valid("import torch\ne = torch.Event()\n"),
         Valid("import torch\n\n\ndef f(s: torch.cuda.Stream | None):\n    return s\n"),
         Valid("import torch\nwith torch.accelerator.device_index(0):\n    pass\n"),
+        # the original saved before a monkeypatch is no use of the API
+        Valid("import torch\ncuda_stream = torch.cuda.Stream\ntorch.cuda.Stream = torch.xpu.Stream\n"),
+        # an annotation of a target the file never constructs into
+        Valid("import torch\nx: torch.cuda.Event | None = None\nx = make_event()\n"),
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
@@ -79,8 +84,7 @@ class CudaStreamEvent(Rule):
             call = facts.get_parent(node)
             if not isinstance(call, ast.Call) or call.func is not node:
                 continue
-            w = facts.where_of(node)
-            if w is not None and w.guarded:
+            if skipped(facts, node, api=True):
                 continue
             fix = None
             in_with = isinstance(facts.get_parent(call), (ast.With, ast.AsyncWith))

@@ -7,6 +7,7 @@ from devlint.diagnostics import Edit
 from devlint.engine.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._device import device_strings, device_type_expr
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 # device-generic amp entry points whose device argument may be a CUDA literal
@@ -90,8 +91,7 @@ class CudaAmp(Rule):
             call = facts.get_parent(node)
             if not isinstance(call, ast.Call) or call.func is not node:
                 continue
-            w = facts.where_of(node)
-            if w is not None and w.guarded:
+            if skipped(facts, node, api=True):
                 continue
             entry = best_entry(entries, target)
             fix = None
@@ -128,8 +128,7 @@ class CudaAmp(Rule):
                 continue
             if kw is not None and kw.arg != _GENERIC[q]:
                 continue
-            w = facts.where_of(node)
-            if w is not None and w.guarded:
+            if skipped(facts, node, api=True):
                 continue
             t = device_type_expr(facts)
             s, e = facts.span(node)
