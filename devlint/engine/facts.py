@@ -21,7 +21,10 @@ DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
 # string constants some rule looks at: CUDA devices, distributed backends, the CUDA
 # visibility variable
 INTERESTING_STRING = re.compile(r"cuda(?::\d+)?|nccl|gloo|hccl|xccl|CUDA_VISIBLE_DEVICES")
-_PLATFORM_CUDA_QUERIES = {"is_cuda", "is_cuda_alike", "is_rocm"}
+# Only a test that establishes NVIDIA CUDA itself exempts the code under it. `is_cuda_alike()`
+# and `is_rocm()` cover ROCm too, where upstream still derives devices from the platform
+# (vLLM fixed `device="cuda"` under `if current_platform.is_rocm():`).
+_PLATFORM_CUDA_QUERIES = {"is_cuda"}
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
 # `device = "cuda:0"` below it); it is itself a DL401 finding.
@@ -128,6 +131,12 @@ class FileFacts:
                 return self._scope_memo[key]
         return None
 
+    def memo(self, key, compute):
+        """A per-file value computed once, on first use (most files never need it)."""
+        if key not in self._scope_memo:
+            self._scope_memo[key] = compute()
+        return self._scope_memo[key]
+
     def get_parent(self, node):
         return self.parent.get(id(node))
 
@@ -175,9 +184,9 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     collect_imports(tree.body, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
-    facts.cuda_only = (_cuda_only_reason(path, tree) or _cuda_only_reason(path, tree, alike=True)
-                       or _vendor_family_reason(path))
-    facts.cuda_alike = facts.cuda_only
+    facts.cuda_only = _cuda_only_reason(path, tree)
+    facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
+                        or _vendor_family_reason(path))
     _leading_rows(facts)
     hot = _hot_rows(facts)
     if hot:

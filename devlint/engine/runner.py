@@ -19,6 +19,9 @@ from devlint.source import SourceFile
 
 SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool
 BYTES_PER_WORKER = 1 << 20  # source bytes to lint per extra worker process (start-up ~0.2 s)
+# LibCST's second opinion on a fixed file costs ~1 GB of memory per MB of source: above this
+# size only CPython's parser checks the fix (a 10 MB generated module took 10 GB and 3 minutes)
+LIBCST_MAX_CHARS = 2_000_000
 
 
 @dataclass
@@ -96,7 +99,7 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     outcome = fix_text(src.text, lint, validate, unsafe)
     new_text = outcome.text
     res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
-    if new_text != src.text and kind == "python":
+    if new_text != src.text and kind == "python" and len(new_text) <= LIBCST_MAX_CHARS:
         from devlint.engine.concrete import libcst_parses
 
         err = libcst_parses(new_text)

@@ -39,8 +39,9 @@ def table_findings(rule, facts, annotations_when_constructed=False):
             if qual not in tied.get(_annotated_target(facts, node), ()):
                 continue
         elif not (isinstance(par, ast.Call) and par.func is node):
-            if not (isinstance(par, ast.Attribute) and par.value is node):
-                continue  # a bare reference, not a use
+            if not (isinstance(par, ast.keyword) or (isinstance(par, ast.Call)
+                                                     and node in par.args)):
+                continue  # a bare reference (saved before a monkeypatch), not a use
         if in_skip_gate(facts, node):
             continue  # DL203 reports the whole gate
         if _is_query_test(facts, node, par, qual) or _is_reported(facts, par):

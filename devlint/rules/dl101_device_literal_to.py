@@ -59,7 +59,7 @@ class DeviceLiteralTo(Rule):
         Valid('from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.to("cuda")\n'),
         Valid('x = x.to("cpu")\n'),
         Valid('print("move it with x.to(\'cuda\')")\n'),
-        Valid('x = x.to("cuda") if current_platform.is_cuda_alike() else x\n'),
+        Valid('x = x.to("cuda") if current_platform.is_cuda() else x\n'),
         Valid('def f(x, y):\n    if y.device.type == "cuda":\n        x = x.to("cuda")\n'),
     ]
     invalid = [

@@ -12,7 +12,7 @@ from devlint.rules.base import Invalid, Rule, Valid
 
 
 # keyword arguments that take a device (or a device type)
-_DEVICE_KWARG = re.compile(r"^(?:device|device_map|map_location|device_type)$|_device$")
+_DEVICE_KWARG = re.compile(r"^(?:device|device_map|device_type)$|_device$|location$")
 _AMP = {"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler", "torch.amp.custom_fwd",
         "torch.amp.custom_bwd"}
 
@@ -68,8 +68,10 @@ class DeviceLiteralArgument(Rule):
         Valid('import torch\nx = x.to("cuda")  # DL101, not DL103\n'),
         Valid('def f(backend="cuda"):\n    pass\n'),
         Valid('p.add_argument("--backend", default="cuda")\n'),
+        Valid('x = env_with_choices("KERNEL", "cuda", ["cuda", "triton"])\n'),
+        Valid('v = os.getenv("TARGET", "cuda")\n'),
         # the rest of a block after `assert <platform is CUDA>` or `if not ...: return`
-        Valid('import torch\n\n\ndef f():\n    assert current_platform.is_cuda_alike()\n'
+        Valid('import torch\n\n\ndef f():\n    assert current_platform.is_cuda()\n'
               '    return torch.empty(4, device="cuda")\n'),
         Valid('import torch\n\n\ndef f():\n    on_gpu = current_platform.is_cuda()\n'
               '    if on_gpu:\n        return torch.empty(4, device="cuda")\n'),
@@ -110,6 +112,13 @@ class DeviceLiteralArgument(Rule):
                 'import torch\nsd = torch.load(path, map_location=(torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
         Invalid('p.add_argument("--device", type=str, default="cuda")\n',
                 'import torch\np.add_argument("--device", type=str, default=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+        Invalid('import torch\ntorch.set_default_device("cuda")\n',
+                'import torch\ntorch.set_default_device(torch.accelerator.current_accelerator())\n'),
+        Invalid('def build(dim, device="cpu"):\n    pass\n\n\nH = build(64, "cuda")\n',
+                'import torch\ndef build(dim, device="cpu"):\n    pass\n\n\nH = build(64, (torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+        Invalid('import pytest\n\n\n@pytest.mark.parametrize("device", ["cuda", "cpu"])\ndef test_x(device):\n    pass\n',
+                'import pytest\nfrom vllm.platforms import current_platform\n\n\n@pytest.mark.parametrize("device", [current_platform.device_type, "cpu"])\ndef test_x(device):\n    pass\n',
+                profile="vllm"),
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
                 'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
     ]
@@ -137,6 +146,26 @@ class DeviceLiteralArgument(Rule):
                     expr = device_for_literal(facts, node, "device",
                                               None if torch_callee else "device-type")
                 yield self._replace(facts, node, expr, f"`{par.arg}={facts.source(node)}`")
+            elif isinstance(par, ast.Call) and node in par.args and not _is_to(par):
+                if not _positional_device(facts, par, par.args.index(node)) \
+                        or skipped(facts, node):
+                    continue
+                expr = device_for_literal(facts, node, "device",
+                                          None if _torch_callee(facts, par) else "device-type")
+                yield self._replace(facts, node, expr, f"a device argument of "
+                                    f"`{facts.source(par.func)}`")
+            elif _parametrized_device(facts, node):
+                if skipped(facts, node):
+                    continue
+                idx = index_of(node.value)
+                if idx is not None:
+                    t = device_type_expr(facts, '"')
+                    from devlint.engine.fixkit import Expr
+
+                    expr = Expr(f'f"{{{t.text}}}:{idx}"', t.imports, t.evidence, True)
+                else:
+                    expr = role_expr(facts, "device-type")
+                yield self._replace(facts, node, expr, "a device test parameter")
             elif isinstance(par, ast.keyword) and par.arg == "default" \
                     and _is_device_option(facts.get_parent(par)):
                 if skipped(facts, node):
@@ -199,6 +228,63 @@ class DeviceLiteralArgument(Rule):
             fix = make_fix(facts, f"Use `{expr.text}` ({expr.evidence})", [Edit(s, e, expr.text)],
                            expr)
         return self.diagnostic(facts, (s, e), f"Hardcoded CUDA device in {what}", fix)
+
+
+def _is_to(call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "device")
+
+
+def _positional_device(facts, call, index: int) -> bool:
+    """A positional argument is a device when the callee says so: its name holds "device"
+    (`DeviceConfig("cuda")`, `torch.set_default_device("cuda")`), or the file defines it with
+    a device parameter at that position (`def _build(dim, device)`)."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    if "device" in name.lower() and name != "device":
+        return index == 0 or "default" in name.lower() or name[0].isupper()
+    params = _local_signature(facts, call)
+    return params is not None and index < len(params) and "device" in params[index].lower()
+
+
+def _local_signature(facts, call):
+    """Positional parameter names of a function or method the file defines (without self)."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        name, method = f.id, False
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("self", "cls"):
+        name, method = f.attr, True
+    else:
+        return None
+    defs = facts.memo("defs", lambda: _function_defs(facts.tree))
+    d = defs.get(name)
+    if d is None:
+        return None
+    args = [a.arg for a in (*d.args.posonlyargs, *d.args.args)]
+    if method and args and args[0] in ("self", "cls"):
+        args = args[1:]
+    return args
+
+
+def _function_defs(tree) -> dict:
+    out = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(n.name, n)
+    return out
+
+
+def _parametrized_device(facts, node) -> bool:
+    """`@pytest.mark.parametrize("device", ["cuda", "cpu"])`: a device the test will use."""
+    cur = facts.get_parent(node)
+    while isinstance(cur, (ast.List, ast.Tuple, ast.Dict)):
+        cur = facts.get_parent(cur)
+    if not (isinstance(cur, ast.Call) and isinstance(cur.func, ast.Attribute)
+            and cur.func.attr == "parametrize" and len(cur.args) >= 2):
+        return False
+    names = cur.args[0]
+    return isinstance(names, ast.Constant) and isinstance(names.value, str) and bool(
+        re.search(r"device|location", names.value)) and node is not names
 
 
 def _is_device_option(call) -> bool:

@@ -65,6 +65,8 @@ class TorchCudaApi(Rule):
                 "from torch import cuda\nimport torch\ntorch.accelerator.synchronize()\n"),
         Invalid("from torch.cuda import synchronize\nsynchronize()\n",
                 "from torch.cuda import synchronize\nimport torch\ntorch.accelerator.synchronize()\n"),
+        Invalid("import torch\nlaunch(gpus_per_node=torch.cuda.device_count)\n",
+                "import torch\nlaunch(gpus_per_node=torch.accelerator.device_count)\n"),
         Invalid("import torch\nn = torch.cuda.device_count()\n",
                 "import torch\nn = torch.accelerator.device_count()\n"),
     ]

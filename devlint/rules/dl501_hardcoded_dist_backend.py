@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
@@ -71,6 +72,10 @@ class HardcodedDistBackend(Rule):
                 'from vllm.platforms import current_platform\n'
                 'init_distributed_environment(world_size, rank, backend=current_platform.dist_backend)\n',
                 profile="vllm"),
+        Invalid('def init():\n    backend = "nccl"\n    init_distributed_environment(backend=backend)\n',
+                'from vllm.platforms import current_platform\n'
+                'def init():\n    backend = current_platform.dist_backend\n    init_distributed_environment(backend=backend)\n',
+                profile="vllm"),
         Invalid('import torch.distributed as dist\ng = dist.new_group(ranks, backend="nccl")\n',
                 'import torch.distributed as dist\nfrom vllm.platforms import current_platform\n'
                 'g = dist.new_group(ranks, backend=current_platform.dist_backend)\n', profile="vllm"),
@@ -82,6 +87,12 @@ class HardcodedDistBackend(Rule):
             if value not in _DEVICE_BACKENDS and value != "gloo":
                 continue
             par = facts.get_parent(node)
+            if isinstance(par, (ast.Assign, ast.AnnAssign)) and value in _DEVICE_BACKENDS \
+                    and par.value is node and _backend_variable(par):
+                # `backend = "nccl"` later handed to init_process_group(backend=backend)
+                if not skipped(facts, node, api=True):
+                    yield self._finding(facts, node, value)
+                continue
             if isinstance(par, ast.keyword):
                 if par.arg != "backend":
                     continue
@@ -99,14 +110,26 @@ class HardcodedDistBackend(Rule):
                 continue
             if skipped(facts, node, api=True):
                 continue
-            expr = role_expr(facts, "dist-backend")
-            fix = None
-            if expr is not None:
-                s, e = facts.span(node)
-                fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, expr.text)], expr,
-                               safe=value == "nccl")
-            yield self.diagnostic(facts, node, f"Hardcoded distributed backend "
-                                  f"{facts.source(node)}", fix)
+            yield self._finding(facts, node, value)
+
+    def _finding(self, facts, node, value):
+        expr = role_expr(facts, "dist-backend")
+        fix = None
+        if expr is not None:
+            s, e = facts.span(node)
+            fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, expr.text)], expr,
+                           safe=value == "nccl")
+        return self.diagnostic(facts, node, f"Hardcoded distributed backend "
+                               f"{facts.source(node)}", fix)
+
+
+def _backend_variable(stmt) -> bool:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    for t in targets:
+        name = t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")
+        if re.search(r"(?i)(^|_)(dist_?)?backend$", name):
+            return True
+    return False
 
 
 def _callee_name(call) -> str:
