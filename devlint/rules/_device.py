@@ -105,6 +105,10 @@ def cuda_tests(test):
         yield test, test.value
     elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value == "cuda" \
+                and isinstance(left, ast.Name) and left.id == "device_type":
+            yield test, None
+            return
         if not (isinstance(right, ast.Constant) and right.value == "cuda"
                 and isinstance(left, ast.Attribute)):
             return
@@ -113,6 +117,7 @@ def cuda_tests(test):
             yield test, left.value.value
         elif left.attr == "device_type" or (left.attr == "type" and _devicey(left.value)):
             yield test, None
+
 
 
 def _devicey(expr) -> bool:

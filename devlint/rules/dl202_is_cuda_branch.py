@@ -6,6 +6,7 @@ import re
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
+from devlint.profiles.torch_api import entries_by_name
 from devlint.rules._device import cuda_tests
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -69,6 +70,8 @@ class IsCudaBranch(Rule):
     invalid = [
         Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n",
                 'def f(xs_pad, mask):\n    if xs_pad.device.type != "cpu":\n        mask = mask.to(xs_pad.device)\n'),
+        Invalid("import torch\n\n\ndef f(self, device_type):\n    if device_type == 'cuda':\n"
+                "        self.stream = torch.cuda.Stream()\n", None, count=1),
         Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n', None),
         Invalid('def f(x, y):\n    if x.device.type == "cuda":\n        y = y.pin_memory()\n',
                 'def f(x, y):\n    if x.is_cuda or x.is_xpu:\n        y = y.pin_memory()\n',
@@ -82,7 +85,7 @@ class IsCudaBranch(Rule):
             if skipped(facts, stmt, api=True):
                 continue
             tests = list(cuda_tests(stmt.test))
-            if not tests or _guards_cuda_only(stmt.body) or _asks_platform(facts, stmt.test):
+            if not tests or _guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
                 continue
             for test, tensor in tests:
                 fix = None
@@ -110,12 +113,31 @@ def _asks_platform(facts, test) -> bool:
     return False
 
 
-def _guards_cuda_only(body) -> bool:
+def _generic_api(facts, node) -> bool:
+    """`torch.cuda.X` with a device-generic replacement in the table (or the tensor method
+    `.cuda()`) is no reason to keep a branch CUDA-only: the API rules rewrite it."""
+    q = facts.qualname(node)
+    if q is None or not q.startswith("torch.cuda."):
+        return False
+    for rule in ("DL401", "DL402", "DL403", "DL404"):
+        if any(e.replacement for e in entries_by_name(rule).get(q, ())):
+            return True
+    return False
+
+
+def _guards_cuda_only(facts, body) -> bool:
     """The body uses CUDA-only code (so the branch guards it), or only rejects the input."""
     if len(body) == 1 and isinstance(body[0], ast.Raise):
         return True
+    generic = set()
     for stmt in body:
         for n in ast.walk(stmt):
+            if isinstance(n, ast.Attribute) and _generic_api(facts, n):
+                generic.update(id(x) for x in ast.walk(n))
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if id(n) in generic:
+                continue
             if isinstance(n, ast.ImportFrom) and n.module and _CUDA_ONLY_MODULE.search(n.module):
                 return True
             if isinstance(n, ast.Import) and any(_CUDA_ONLY_MODULE.search(a.name)
