@@ -185,24 +185,28 @@ class _Excluder:
 
 def _walk_plain(root: str, settings_for):
     ignore_stack: list = []
-    for dirpath, dirnames, filenames in os.walk(os.path.normpath(root)):
+    top = os.path.normpath(root)
+    for dirpath, dirnames, filenames in os.walk(top):
         rules = _read_gitignore(dirpath)
         ignore_stack = [(d, r) for d, r in ignore_stack if dirpath.startswith(d)]
         if rules:
             ignore_stack.append((dirpath, rules))
         s = settings_for(os.path.join(dirpath, "_"))
         fast = _Excluder.of(s)
+        if fast.plain and fast.dir_hit(dirpath, top):
+            dirnames[:] = []
+            continue  # the walk's root itself sits in an excluded folder
         keep = []
         for d in sorted(dirnames):
             full = os.path.join(dirpath, d)
-            if fast.plain_hit(full, root) or fast.other_hit(full) \
+            if d in fast.plain or (fast.other and fast.other_hit(full)) \
                     or _gitignored(ignore_stack, full, True):
                 continue
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
-            if fast.plain_hit(full, root) or fast.other_hit(full) \
+            if name in fast.plain or (fast.other and fast.other_hit(full)) \
                     or _gitignored(ignore_stack, full, False):
                 continue
             k = kind_of(full)

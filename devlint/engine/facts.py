@@ -248,8 +248,10 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
 def _imported_modules(stmt) -> list:
     if isinstance(stmt, ast.Import):
         return [a.name for a in stmt.names]
-    if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
-        return [stmt.module]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module:
+        if stmt.level == 0:
+            return [stmt.module]
+        return [stmt.module.rsplit(".", 1)[-1]]  # `from .cute import x`: judge by the last part
     return []
 
 
@@ -309,7 +311,7 @@ def _hot_rows(facts: FileFacts) -> list[int]:
 
 
 _VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_gemm|nvshmem|nvfp4"
-                          r"|cublas|cudnn|nvtx|nvml")
+                          r"|cublas|cudnn|nvtx|nvml|nvls")
 # direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
 # among them: torch.xpu.XPUGraph and friends give them a generic form
 _RUNTIME_ATTRS = {"cuda_stream", "cudart", "rebuild_cuda_tensor", "ipc_handle", "_share_cuda_",
@@ -322,7 +324,11 @@ def _scope_reason(scope) -> str | None:
     m = _VENDOR_NAME.search(name)
     if m and not name.startswith("test"):
         return f"`{scope.name}` names `{m.group(0)}`"
+    imports = _cuda_only_defaults()[0][2] if not isinstance(scope, ast.ClassDef) else ()
     for n in ast.walk(scope):
+        for qual in _imported_modules(n) if imports else ():
+            if any(qual == mod or qual.startswith(mod + ".") for mod in imports):
+                return f"`{scope.name}` imports `{qual}`"
         if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
             return f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)"
         if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:

@@ -7,7 +7,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
-from devlint.rules._device import skipped
+from devlint.rules._device import guards_cuda_only, skipped
 
 
 def table_findings(rule, facts, annotations_when_constructed=False):
@@ -46,6 +46,8 @@ def table_findings(rule, facts, annotations_when_constructed=False):
             continue  # DL203 reports the whole gate
         if _is_query_test(facts, node, par, qual) or _is_reported(facts, par):
             continue
+        if _guards_cuda_only_code(facts, par, qual) or _is_ipc_event(facts, par, qual):
+            continue
         entry = best_entry(entries, target)
         if entry is not None and not entry.replacement:
             # no generic form in torch: a finding only where the profile offers one
@@ -76,6 +78,24 @@ def _profile_finding(rule, facts, node, par, qual):
         return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
                                f"{facts.profile} profile has `{repl}`", fix)
     return None
+
+
+def _guards_cuda_only_code(facts, call, qual) -> bool:
+    """`if torch.cuda.is_available(): props = torch.cuda.get_device_properties()`: the test
+    guards CUDA-only code, and rewriting it alone would run that code elsewhere."""
+    if not qual.endswith((".is_available", ".device_count")) or not isinstance(call, ast.Call):
+        return False
+    cur = facts.get_parent(call)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        cur = facts.get_parent(cur)
+    return isinstance(cur, ast.If) and guards_cuda_only(facts, cur.body)
+
+
+def _is_ipc_event(facts, call, qual) -> bool:
+    """`torch.cuda.Event(interprocess=True)` is a CUDA IPC handle: no generic form."""
+    return qual == "torch.cuda.Event" and isinstance(call, ast.Call) and any(
+        k.arg == "interprocess" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in call.keywords)
 
 
 def _device_index_arg(facts, arg) -> str:

@@ -2,19 +2,11 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
-from devlint.profiles.torch_api import entries_by_name
-from devlint.rules._device import cuda_tests
-from devlint.rules._device import skipped
+from devlint.rules._device import cuda_tests, guards_cuda_only, skipped
 from devlint.rules.base import Invalid, Rule, Valid
-
-# names whose presence in a branch body means it guards CUDA-only code
-_CUDA_ONLY_NAME = re.compile(r"(?i)cuda|nccl|cutlass|cublas|cudnn|nvtx|cupy|nvml|^_C$|graph")
-_CUDA_ONLY_MODULE = re.compile(r"(?i)(^|\.)(nvidia|cuda|cutlass|flashinfer|deep_gemm|cupy|pynvml)"
-                               r"(\.|$)|_C$")
 
 
 class IsCudaBranch(Rule):
@@ -85,7 +77,7 @@ class IsCudaBranch(Rule):
             if skipped(facts, stmt, api=True):
                 continue
             tests = list(cuda_tests(stmt.test))
-            if not tests or _guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
+            if not tests or guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
                 continue
             for test, tensor in tests:
                 fix = None
@@ -110,57 +102,6 @@ def _asks_platform(facts, test) -> bool:
             owner = facts.qualname(n.func.value) or facts.source(n.func.value)
             if owner.endswith(("current_platform", "torch.cuda")):
                 return True
-    return False
-
-
-def _generic_api(facts, node) -> bool:
-    """`torch.cuda.X` with a device-generic replacement in the table (or the tensor method
-    `.cuda()`) is no reason to keep a branch CUDA-only: the API rules rewrite it."""
-    q = facts.qualname(node)
-    if q is None or not q.startswith("torch.cuda."):
-        return False
-    for rule in ("DL401", "DL402", "DL403", "DL404"):
-        if any(e.replacement for e in entries_by_name(rule).get(q, ())):
-            return True
-    return False
-
-
-def _guards_cuda_only(facts, body) -> bool:
-    """The body uses CUDA-only code (so the branch guards it), or only rejects the input."""
-    if len(body) == 1 and isinstance(body[0], ast.Raise):
-        return True
-    generic = set()
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Attribute) and _generic_api(facts, n):
-                generic.update(id(x) for x in ast.walk(n))
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if id(n) in generic:
-                continue
-            if isinstance(n, ast.ImportFrom) and n.module and _CUDA_ONLY_MODULE.search(n.module):
-                return True
-            if isinstance(n, ast.Import) and any(_CUDA_ONLY_MODULE.search(a.name)
-                                                 for a in n.names):
-                return True
-            if isinstance(n, ast.Attribute):
-                if n.attr == "cuda":
-                    if not _is_method_call(stmt, n):
-                        return True  # torch.cuda.* inside the branch
-                elif _CUDA_ONLY_NAME.search(n.attr):
-                    return True
-            elif isinstance(n, ast.Name) and _CUDA_ONLY_NAME.search(n.id):
-                return True
-            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and "cuda" in n.value:
-                return True
-    return False
-
-
-def _is_method_call(stmt, attr) -> bool:
-    """`x.cuda(...)`: the tensor method, which DL102 rewrites to `.to(...)`."""
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Call) and n.func is attr:
-            return True
     return False
 
 

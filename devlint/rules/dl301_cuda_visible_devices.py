@@ -53,6 +53,7 @@ class CudaVisibleDevices(Rule):
     summary = "`CUDA_VISIBLE_DEVICES` set or read from Python"
 
     valid = [
+        Valid('import os\nENV = {"CUDA_VISIBLE_DEVICES": lambda: os.environ.get("CUDA_VISIBLE_DEVICES")}\n'),
         Valid('import os\nx = os.environ[current_platform.device_control_env_var]\n',
               profile="vllm"),
         Valid('logger.info("CUDA_VISIBLE_DEVICES is set")\n'),
@@ -96,6 +97,8 @@ def _is_env_use(facts, node) -> bool:
     if isinstance(par, ast.Subscript) and par.slice is node:
         return (facts.qualname(par.value) or facts.source(par.value)).endswith("environ")
     if isinstance(par, ast.Call) and par.args and par.args[0] is node:
+        if _in_registry_value(facts, par):
+            return False
         q = facts.qualname(par.func) or ""
         if q in _ENV_FUNCS:
             return True
@@ -105,8 +108,26 @@ def _is_env_use(facts, node) -> bool:
     if isinstance(par, ast.Compare) and par.left is node:
         return any(isinstance(op, (ast.In, ast.NotIn)) for op in par.ops)
     if isinstance(par, ast.Dict) and any(k is node for k in par.keys):
-        return True
+        value = par.values[[id(k) for k in par.keys].index(id(node))]
+        # `{"CUDA_VISIBLE_DEVICES": lambda: os.environ.get("CUDA_VISIBLE_DEVICES")}` declares
+        # the variable in an environment registry; it chooses no device
+        return not _reads_same_variable(value)
     return False
+
+
+def _in_registry_value(facts, call) -> bool:
+    cur = facts.get_parent(call)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        if isinstance(cur, ast.Dict):
+            return any(isinstance(k, ast.Constant) and k.value == "CUDA_VISIBLE_DEVICES"
+                       for k in cur.keys)
+        cur = facts.get_parent(cur)
+    return False
+
+
+def _reads_same_variable(value) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES"
+               for n in ast.walk(value))
 
 
 RULE = CudaVisibleDevices

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
@@ -63,6 +62,8 @@ class HardcodedDistBackend(Rule):
         Valid('BACKENDS = {"cuda": "nccl", "xpu": "xccl"}\n'),
         Valid('if backend == "nccl":\n    pass\n'),
         Valid('logger.info("using nccl")\n'),
+        Valid('cfg = WeightTransferConfig(backend="nccl")\n'),
+        Valid('backend = "nccl"\nprint(backend)\n'),
     ]
     invalid = [
         Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n',
@@ -88,7 +89,7 @@ class HardcodedDistBackend(Rule):
                 continue
             par = facts.get_parent(node)
             if isinstance(par, (ast.Assign, ast.AnnAssign)) and value in _DEVICE_BACKENDS \
-                    and par.value is node and _backend_variable(par):
+                    and par.value is node and _backend_variable(facts, par):
                 # `backend = "nccl"` later handed to init_process_group(backend=backend)
                 if not skipped(facts, node, api=True):
                     yield self._finding(facts, node, value)
@@ -104,8 +105,8 @@ class HardcodedDistBackend(Rule):
             if not isinstance(call, ast.Call):
                 continue
             fname = _callee_name(call)
-            if par is call and fname not in _INIT | _GROUP:
-                continue  # a positional string is a backend only for the known entry points
+            if not _is_group_entry(fname):
+                continue  # `backend=` of another API (a weight-transfer engine, a kernel)
             if value == "gloo" and fname not in _INIT:
                 continue
             if skipped(facts, node, api=True):
@@ -123,11 +124,21 @@ class HardcodedDistBackend(Rule):
                                f"{facts.source(node)}", fix)
 
 
-def _backend_variable(stmt) -> bool:
+def _is_group_entry(name: str) -> bool:
+    return name in _INIT or name in _GROUP or "process_group" in name
+
+
+def _backend_variable(facts, stmt) -> bool:
+    """`backend = "nccl"` whose name the file then hands to a process-group entry point."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    for t in targets:
-        name = t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")
-        if re.search(r"(?i)(^|_)(dist_?)?backend$", name):
+    names = {t.id for t in targets if isinstance(t, ast.Name)}
+    if not names:
+        return False
+    for call in facts.memo("dist_calls", lambda: [
+            n for n in ast.walk(facts.tree) if isinstance(n, ast.Call)
+            and _is_group_entry(_callee_name(n))]):
+        args = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "backend")]
+        if any(isinstance(a, ast.Name) and a.id in names for a in args):
             return True
     return False
 
