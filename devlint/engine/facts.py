@@ -343,10 +343,12 @@ def _is_type_checking(test) -> bool:
 
 def _match_rows(pattern, text: str):
     """1-based rows of the matches (one match per line at most), counted incrementally.
-    Rows follow \\n; a file with bare \\r line ends is counted by the Locator instead."""
-    if "\r" in text and "\r\n" not in text:
+    Rows follow \\n; a file with any bare \\r line end is counted by the Locator instead."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        # `^` only follows \n: match the bare tokens and let the Locator count every ending
+        token = re.compile(pattern.pattern.replace("^.*?", "", 1), pattern.flags)
         loc = Locator(text)
-        for m in pattern.finditer(text):
+        for m in token.finditer(text):
             yield loc.rowcol(m.start())[0]
         return
     row, pos = 1, 0
