@@ -184,7 +184,7 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     collect_imports(tree.body, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
-    facts.cuda_only = _cuda_only_reason(path, tree)
+    facts.cuda_only = _cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
                         or _vendor_family_reason(path))
     _leading_rows(facts)
@@ -207,7 +207,15 @@ def _cuda_only_defaults():
         stem_re = re.compile(r"(?:^|_)(?:%s)(?:_|$)" % "|".join(map(re.escape, stems)))
         return frozenset(table["folders"]), stem_re, tuple(table["imports"])
 
-    return compile_(data), compile_(data["cuda_alike"])
+    return compile_(data), compile_(data["cuda_alike"]), data.get("profile_folders", {})
+
+
+def _profile_folder_reason(path: str, profile: str) -> str | None:
+    folders = _cuda_only_defaults()[2].get(profile, ())
+    for part in os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]:
+        if part in folders:
+            return f"a platform module (`{part}/`, {profile} profile)"
+    return None
 
 
 def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str | None:
@@ -227,7 +235,7 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
         # and tensors are still meant to follow the platform (vLLM PR #38901)
         return None
     def is_cuda_module(qual):
-        return any(qual == mod or qual.startswith(mod + ".") for mod in imports)
+        return _names_cuda_module(qual, imports)
 
     for stmt in tree.body:
         for qual in _imported_modules(stmt):
@@ -243,6 +251,24 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
                     for h in stmt.handlers):
                 return f"imports `{tried[0]}` (every fallback is CUDA-only too)"
     return None
+
+
+def _names_cuda_module(qual: str, modules) -> bool:
+    """`cupy`, `cuda.bindings.driver`, and a CUDA-only package anywhere in a dotted path
+    (`vllm.vllm_flash_attn.cute.interface`, `pkg.models.x.nvidia.ops`). `cuda` itself only
+    counts as the top-level cuda-python package: `torch.cuda` is no CUDA-only stack."""
+    parts = qual.split(".")
+    for mod in modules:
+        if qual == mod or qual.startswith(mod + "."):
+            return True
+        if mod in _VENDOR_PACKAGES and mod in parts[1:]:
+            return True
+    return False
+
+
+# packages that hold only NVIDIA code wherever they sit in a dotted path (a library's name
+# inside a path, `vllm.utils.deep_gemm`, is usually a wrapper that checks availability)
+_VENDOR_PACKAGES = ("nvidia", "cute", "cutlass")
 
 
 def _imported_modules(stmt) -> list:
@@ -311,7 +337,7 @@ def _hot_rows(facts: FileFacts) -> list[int]:
 
 
 _VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_gemm|nvshmem|nvfp4"
-                          r"|cublas|cudnn|nvtx|nvml|nvls")
+                          r"|cublas|cudnn|nvtx|nvml|nvls|nixl_?ep")
 # direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
 # among them: torch.xpu.XPUGraph and friends give them a generic form
 _RUNTIME_ATTRS = {"cuda_stream", "cudart", "rebuild_cuda_tensor", "ipc_handle", "_share_cuda_",
@@ -324,11 +350,15 @@ def _scope_reason(scope) -> str | None:
     m = _VENDOR_NAME.search(name)
     if m and not name.startswith("test"):
         return f"`{scope.name}` names `{m.group(0)}`"
-    imports = _cuda_only_defaults()[0][2] if not isinstance(scope, ast.ClassDef) else ()
+    if not isinstance(scope, ast.ClassDef):
+        # an unconditional import at the function's top level (one under an `if` picks a
+        # backend, it does not make the function CUDA-only)
+        imports = _cuda_only_defaults()[0][2]
+        for st in scope.body:
+            for qual in _imported_modules(st):
+                if _names_cuda_module(qual, imports):
+                    return f"`{scope.name}` imports `{qual}`"
     for n in ast.walk(scope):
-        for qual in _imported_modules(n) if imports else ():
-            if any(qual == mod or qual.startswith(mod + ".") for mod in imports):
-                return f"`{scope.name}` imports `{qual}`"
         if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
             return f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)"
         if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:

@@ -3,7 +3,9 @@
 Every finding of the Python rules contains one of these tokens on some line of the file:
 - `.cuda` (the `torch.cuda` module through any alias, and the `.cuda()` method),
 - a string starting with `cuda` (`"cuda"`, `'cuda:0'`, `f"cuda:{i}"`),
-- `is_cuda`, `CUDA_VISIBLE_DEVICES` / `HIP_VISIBLE_DEVICES`,
+- `is_cuda` not called (the tensor property; `current_platform.is_cuda()` and
+  `is_cuda_alike()` only ask, and are no findings), `CUDA_VISIBLE_DEVICES` /
+  `HIP_VISIBLE_DEVICES`,
 - an import binding a name from `torch.cuda` (`from torch import cuda`),
 - a quoted distributed backend name,
 - a devlint suppression comment (DL900 reports the unused ones),
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 
 TRIGGER = re.compile(
-    rb"\.cuda\b|[\"']cuda|is_cuda|import[^\n]*\bcuda\b|CUDA_VISIBLE|HIP_VISIBLE"
+    rb"\.cuda\b|[\"']cuda|is_cuda\b(?![ \t]*\()|import[^\n]*\bcuda\b|CUDA_VISIBLE|HIP_VISIBLE"
     rb"|[\"'](?:nccl|gloo|hccl|xccl)|(?i:noqa)[^\n]*DL\d|devlint:|@[\w.]*(?i:cuda|gpu)")
 # rows worth descending into: any mention (aliases of torch.cuda names are added per file)
 TRIGGER_LINE = re.compile(r"(?im)^.*?(?:cuda|nccl|hccl|xccl|gloo)")

@@ -56,6 +56,7 @@ class IsCudaBranch(Rule):
         Valid("if t.is_cuda or t.is_xpu:\n    m = m.to(t.device)\n"),
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
         Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
+        Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
         Valid('if x.is_cuda:\n    from pkg.nvidia.ops import fused\n    f = fused\n'),
         Valid('if d.type == "cuda" and not current_platform.is_cuda():\n    raise ValueError(d)\n'),
     ]
@@ -79,6 +80,8 @@ class IsCudaBranch(Rule):
             tests = list(cuda_tests(stmt.test))
             if not tests or guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
                 continue
+            if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.Raise):
+                continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
             for test, tensor in tests:
                 fix = None
                 expr = None if tensor is None else role_expr(

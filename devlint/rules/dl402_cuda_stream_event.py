@@ -86,6 +86,9 @@ class CudaStreamEvent(Rule):
                 continue
             if skipped(facts, node, api=True):
                 continue
+            w_stmt = facts.get_parent(call)
+            if isinstance(w_stmt, (ast.With, ast.AsyncWith)) and _only_ipc_events(w_stmt.body):
+                continue  # the stream only orders CUDA IPC events: CUDA-only by construction
             fix = None
             in_with = isinstance(facts.get_parent(call), (ast.With, ast.AsyncWith))
             if in_with and len(call.args) == 1 and not call.keywords \
@@ -95,6 +98,11 @@ class CudaStreamEvent(Rule):
                 fix = make_fix(facts, f"Enter the stream itself: `with {arg}:`",
                                [Edit(s, e, arg)], (), safe=False)
             yield self.diagnostic(facts, call, f"`{facts.source(call)}` is CUDA-only", fix)
+
+
+def _only_ipc_events(body) -> bool:
+    calls = [n for st in body for n in ast.walk(st) if isinstance(n, ast.Call)]
+    return bool(calls) and any(any(k.arg == "interprocess" for k in c.keywords) for c in calls)
 
 
 RULE = CudaStreamEvent
