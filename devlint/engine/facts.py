@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from devlint.engine.prefilter import TRIGGER_LINE
+from devlint.engine.prefilter import TRIGGER_TOKEN
 from devlint.source import Locator
 
 DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
@@ -126,7 +126,7 @@ class FileFacts:
                 continue
             key = id(scope)
             if key not in self._scope_memo:
-                self._scope_memo[key] = _scope_reason(scope)
+                self._scope_memo[key] = _scope_reason(scope, self.source(scope))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None
@@ -327,13 +327,28 @@ def _leading_rows(facts: FileFacts) -> None:
 def _hot_rows(facts: FileFacts) -> list[int]:
     """Rows holding a trigger token, or a name imported from torch.cuda under another name."""
     text = facts.text
-    rows = set(_match_rows(TRIGGER_LINE, text))
+    starts = facts.locator._starts
+    rows = set(_token_rows(TRIGGER_TOKEN, text, starts))
     extra = [name for name, qual in facts.aliases.items()
              if qual.startswith("torch.cuda") and "cuda" not in name.lower()]
     if extra:
-        pat = re.compile(r"(?m)^.*?\b(?:%s)\b" % "|".join(map(re.escape, extra)))
-        rows.update(_match_rows(pat, text))
+        pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, extra)))
+        rows.update(_token_rows(pat, text, starts))
     return sorted(rows)
+
+
+def _token_rows(pattern, text: str, starts: list):
+    """1-based rows holding a match: one search per such row, skipping to the next line."""
+    search = pattern.search
+    end = len(text)
+    pos = 0
+    while True:
+        m = search(text, pos)
+        if m is None:
+            return
+        row = bisect.bisect_right(starts, m.start())
+        yield row
+        pos = starts[row] if row < len(starts) else end
 
 
 _VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_gemm|nvshmem|nvfp4"
@@ -343,9 +358,10 @@ _VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_
 _RUNTIME_ATTRS = {"cuda_stream", "cudart", "rebuild_cuda_tensor", "ipc_handle", "_share_cuda_",
                   "cudaIpcMemHandle", "cudaStream_t"}
 _RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
+_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES)
 
 
-def _scope_reason(scope) -> str | None:
+def _scope_reason(scope, text: str) -> str | None:
     name = scope.name.lower()
     m = _VENDOR_NAME.search(name)
     if m and not name.startswith("test"):
@@ -358,6 +374,8 @@ def _scope_reason(scope) -> str | None:
             for qual in _imported_modules(st):
                 if _names_cuda_module(qual, imports):
                     return f"`{scope.name}` imports `{qual}`"
+    if not any(marker in text for marker in _RUNTIME_MARKERS):
+        return None  # the source says it cheaply; walk the tree only to confirm
     for n in ast.walk(scope):
         if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
             return f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)"
@@ -369,23 +387,6 @@ def _scope_reason(scope) -> str | None:
 def _is_type_checking(test) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _match_rows(pattern, text: str):
-    """1-based rows of the matches (one match per line at most), counted incrementally.
-    Rows follow \\n; a file with any bare \\r line end is counted by the Locator instead."""
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
-        # `^` only follows \n: match the bare tokens and let the Locator count every ending
-        token = re.compile(pattern.pattern.replace("^.*?", "", 1), pattern.flags)
-        loc = Locator(text)
-        for m in token.finditer(text):
-            yield loc.rowcol(m.start())[0]
-        return
-    row, pos = 1, 0
-    for m in pattern.finditer(text):
-        row += text.count("\n", pos, m.start())
-        pos = m.start()
-        yield row
 
 
 class _Descent:

@@ -21,7 +21,7 @@ TRIGGER = re.compile(
     rb"\.cuda\b|[\"']cuda|is_cuda\b(?![ \t]*\()|import[^\n]*\bcuda\b|CUDA_VISIBLE|HIP_VISIBLE"
     rb"|[\"'](?:nccl|gloo|hccl|xccl)|(?i:noqa)[^\n]*DL\d|devlint:|@[\w.]*(?i:cuda|gpu)")
 # rows worth descending into: any mention (aliases of torch.cuda names are added per file)
-TRIGGER_LINE = re.compile(r"(?im)^.*?(?:cuda|nccl|hccl|xccl|gloo)")
+TRIGGER_TOKEN = re.compile(r"(?i)cuda|nccl|hccl|xccl|gloo")
 
 
 # Every match of TRIGGER lies on one line and contains, in any case, one of these needles

@@ -36,10 +36,10 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     on CUDA and upstream replaces it inside such guards too (vLLM #30679)."""
     if facts.cuda_only or (api and facts.cuda_alike):
         return True
-    if facts.cuda_only_scope(node):
-        return True
     w = facts.where_of(node)
-    return w is not None and ((guards and w.guarded) or (w.annotation and not annotations))
+    if w is not None and ((guards and w.guarded) or (w.annotation and not annotations)):
+        return True
+    return facts.cuda_only_scope(node) is not None
 
 
 def is_torch_callee(facts, call: ast.Call) -> bool:
