@@ -105,8 +105,12 @@ def _comments_by_line(text: str):
 _RELEVANT = re.compile(r"(?i)#\s*noqa(?!\s*:)|noqa\s*:[^\n]*\bDL\d|devlint:")
 
 
-def parse_suppressions(text: str) -> list[Suppression]:
-    if _RELEVANT.search(text) is None:
+def parse_suppressions(text: str, every_noqa: bool = False) -> list[Suppression]:
+    """The suppression comments of a file; only those that can concern devlint unless
+    `every_noqa` (`--add-noqa` merges its codes into any existing `# noqa: X`)."""
+    if not every_noqa and _RELEVANT.search(text) is None:
+        return []
+    if every_noqa and "devlint:" not in text and not re.search(r"(?i)noqa", text):
         return []
     out = []
     for row, off, comment, also in comments(text):
@@ -247,7 +251,7 @@ def add_noqa(text: str, diagnostics, python: bool = True) -> tuple[str, int]:
         return text, 0
     loc = Locator(text)
     existing: dict = {}
-    for s in parse_suppressions(text):
+    for s in parse_suppressions(text, every_noqa=True):
         if s.kind == "noqa" and s.codes is not None and s.row in wanted:
             existing[s.row] = s
     edits = []  # (start, end, content), applied from the end
