@@ -102,6 +102,8 @@ def _git_files(root: str) -> list[str] | None:
 
 def _walk(root: str, settings_for):
     files = _git_files(root)
+    if files == []:
+        files = None  # a directory git ignores, named explicitly: lint it anyway, like ruff
     if files is not None:
         for path in sorted(files):
             if not os.path.isfile(path):

@@ -214,18 +214,16 @@ def find_config(directory: str) -> str | None:
     """Nearest devlint.toml or pyproject.toml with [tool.devlint] from directory up,
     stopping at a repository root."""
     d = os.path.abspath(directory)
-    while True:
-        for name in ("devlint.toml", "pyproject.toml"):
-            candidate = os.path.join(d, name)
-            if os.path.isfile(candidate):
-                if name == "devlint.toml" or read_config_file(candidate) is not None:
-                    return candidate
-        if os.path.exists(os.path.join(d, ".git")):
-            return None
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    for name in ("devlint.toml", "pyproject.toml"):
+        candidate = os.path.join(d, name)
+        if os.path.isfile(candidate):
+            if name == "devlint.toml" or read_config_file(candidate) is not None:
+                return candidate
+    if os.path.exists(os.path.join(d, ".git")):
+        return None
+    parent = os.path.dirname(d)
+    # recursing on the parent lets the cache answer for every directory above too
+    return None if parent == d else find_config(parent)
 
 
 def load_settings(path: str) -> Settings:

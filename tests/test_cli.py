@@ -251,3 +251,13 @@ def test_check_never_imports_torch(proj):
             "print('ok')\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=proj)
     assert p.stdout.strip().endswith("ok"), p.stderr
+
+
+def test_an_ignored_directory_named_explicitly_is_linted(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "m.py").write_text(HARDCODED)
+    assert run(".", cwd=tmp_path).returncode == 0  # walked from the top: ignored
+    p = run("gen", cwd=tmp_path)
+    assert p.returncode == 1 and "DL103" in p.stdout

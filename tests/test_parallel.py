@@ -75,12 +75,18 @@ def test_pool_size_follows_the_work(monkeypatch):
     assert runner.pool_size(100, 1 << 30, 1) == 0
 
 
-def test_serial_under_pre_commit(monkeypatch):
+def test_pre_commit_hands_devlint_all_files_and_devlint_spreads_them(monkeypatch):
+    """The hook is `require_serial`: pre-commit runs one devlint with every staged file, so
+    devlint keeps its own pool (and still lints a handful of files serially)."""
+    import yaml
+
+    hooks = yaml.safe_load(open(os.path.join(os.path.dirname(__file__), "..",
+                                             ".pre-commit-hooks.yaml")))
+    assert hooks[0]["require_serial"] is True
     monkeypatch.setenv("PRE_COMMIT", "1")
-    assert runner.default_jobs() == 1
-    assert runner.pool_size(1000, 1 << 30, None) == 0
-    monkeypatch.delenv("PRE_COMMIT")
-    assert runner.default_jobs() >= 1
+    monkeypatch.setattr(runner, "default_jobs", lambda: 2)
+    assert runner.pool_size(1000, 1 << 30, None) == 2
+    assert runner.pool_size(2, 1 << 30, None) == 0
 
 
 def test_a_dead_worker_loses_no_file(tmp_path, monkeypatch):

@@ -99,6 +99,8 @@ def test_every_invalid_example_passes_the_prefilter():
     "@requires_cuda\ndef f(): pass", "@pytest.mark.GPU\ndef f(): pass",
     "nothing here", "cudas = 1", "# cuda in a comment", "x = 'CUDA'", "\r\nx.cuda()\r\n",
     "a\rb.cuda()", "import os\n" * 50 + "x = y.cuda\n",
+    "if current_platform.is_cuda():", "x.is_cuda ()", "is_cuda_alike()", "f(t.is_cuda\n())",
+    "if t.is_cuda:", "ok = t.is_cuda and u.is_cuda",
 ])
 def test_fast_scan_agrees_with_the_trigger_regex(text):
     data = text.encode()
