@@ -225,9 +225,8 @@ def test_fixture_findings_and_golden():
     assert {t for _, t in rows} == {"CUDA_VISIBLE_DEVICES"}
     golden = GOLDEN.read_text()
     assert fix_shell(text, str(FIXTURE)) == golden
-    for profile in ("torch", "vllm"):  # tests/test_seed_fixtures.py's per-profile copies
-        copy = GOLDEN.parents[1] / profile / "shell" / GOLDEN.name
-        assert copy.read_text() == golden, f"{copy} is stale: copy {GOLDEN} over it"
+    copy = GOLDEN.parents[2] / "vllm" / "shell" / GOLDEN.name
+    assert copy.read_text() == golden, f"{copy} is stale: copy {GOLDEN} over it"
     shell_accepts(golden)
     assert lint_shell(golden, str(GOLDEN)) == []
 
