@@ -57,6 +57,16 @@ def device_type_expr(facts, in_fstring_quote: str | None = None) -> Expr:
     return e
 
 
+def device_string(facts, value: str) -> Expr:
+    """A string naming the profile's device in place of "cuda" / "cuda:N" (an f-string keeps
+    the index)."""
+    idx = index_of(value)
+    if idx is None:
+        return role_expr(facts, "device-type")
+    t = device_type_expr(facts, '"')
+    return Expr(f'f"{{{t.text}}}:{idx}"', t.imports, t.evidence, True)
+
+
 def indexed_device(facts, index: str, want_object: bool = False) -> Expr:
     """A device of the profile's type with an explicit index, e.g. for "cuda:1"."""
     if facts.profile == "vllm" and not want_object:

@@ -7,9 +7,15 @@ import re
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
 from devlint.engine.infer import infer_device
-from devlint.rules._device import device_for_literal, device_strings, device_type_expr, index_of, skipped
+from devlint.rules._device import (
+    device_for_literal,
+    device_string,
+    device_strings,
+    device_type_expr,
+    index_of,
+    skipped,
+)
 from devlint.rules.base import Invalid, Rule, Valid
-
 
 # keyword arguments that take a device (or a device type)
 _DEVICE_KWARG = re.compile(r"^(?:device|device_map|device_type)$|_device$|location$")
@@ -157,42 +163,20 @@ class DeviceLiteralArgument(Rule):
             elif _parametrized_device(facts, node):
                 if skipped(facts, node):
                     continue
-                idx = index_of(node.value)
-                if idx is not None:
-                    t = device_type_expr(facts, '"')
-                    from devlint.engine.fixkit import Expr
-
-                    expr = Expr(f'f"{{{t.text}}}:{idx}"', t.imports, t.evidence, True)
-                else:
-                    expr = role_expr(facts, "device-type")
+                expr = device_string(facts, node.value)
                 yield self._replace(facts, node, expr, "a device test parameter")
             elif isinstance(par, ast.keyword) and par.arg == "default" \
                     and _is_device_option(facts.get_parent(par)):
                 if skipped(facts, node):
                     continue
-                idx = index_of(node.value)
-                if idx is not None:
-                    t = device_type_expr(facts, '"')
-                    from devlint.engine.fixkit import Expr
-
-                    expr = Expr(f'f"{{{t.text}}}:{idx}"', t.imports, t.evidence, True)
-                else:
-                    expr = role_expr(facts, "device-type")
+                expr = device_string(facts, node.value)
                 yield self._replace(facts, node, expr, "the default of a device option")
             elif isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef, ast.arguments)):
                 pname = _param_of_default(par if isinstance(par, ast.arguments) else par.args,
                                           node)
                 if pname is None or "device" not in pname.lower() or skipped(facts, node):
                     continue
-                idx = index_of(node.value)
-                if idx is not None:
-                    t = device_type_expr(facts, '"')
-                    text = f'f"{{{t.text}}}:{idx}"'
-                    from devlint.engine.fixkit import Expr
-
-                    expr = Expr(text, t.imports, t.evidence, True)
-                else:
-                    expr = role_expr(facts, "device-type")
+                expr = device_string(facts, node.value)
                 yield self._replace(facts, node, expr,
                                     f"parameter default `{pname}={facts.source(node)}`")
         for call in facts.calls:

@@ -5,8 +5,8 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import Expr, make_fix, role_expr
-from devlint.rules._device import device_type_expr, index_of, skipped
+from devlint.engine.fixkit import make_fix, role_expr
+from devlint.rules._device import device_string, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _DEVICE_NAME = re.compile(r"(?i)dev")
@@ -136,12 +136,7 @@ class DeviceLiteralConstant(Rule):
             for node in _device_literals(stmt.value):
                 if skipped(facts, node):
                     continue
-                idx = index_of(node.value)
-                if idx is None:
-                    expr = role_expr(facts, "device-type")
-                else:
-                    t = device_type_expr(facts, '"')
-                    expr = Expr(f'f"{{{t.text}}}:{idx}"', t.imports, t.evidence, True)
+                expr = device_string(facts, node.value)
                 s, e = facts.span(node)
                 fix = make_fix(facts, f"Use `{expr.text}` ({expr.evidence})",
                                [Edit(s, e, expr.text)], expr)

@@ -1,11 +1,9 @@
 """DL201 is-cuda-assert."""
 from __future__ import annotations
 
-
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix, role_expr
-from devlint.rules._device import cuda_tests
-from devlint.rules._device import skipped
+from devlint.rules._device import cuda_tests, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 

@@ -6,8 +6,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
-from devlint.rules._device import device_strings, device_type_expr
-from devlint.rules._device import skipped
+from devlint.rules._device import device_strings, device_type_expr, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 # device-generic amp entry points whose device argument may be a CUDA literal
