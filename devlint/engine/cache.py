@@ -23,6 +23,8 @@ import os
 import sys
 from enum import Enum
 
+from devlint.engine.atomic import write_atomic
+
 FORMAT = 1
 RACY_S = 2.0
 DIR_NAME = ".devlint_cache"
@@ -215,7 +217,8 @@ class Cache:
                 os.makedirs(os.path.dirname(shard), exist_ok=True)
                 entries = _read_shard(shard)
                 entries.update(mine)
-                _write_atomic_text(shard, json.dumps(entries, separators=(",", ":")))
+                write_atomic(shard, json.dumps(entries, separators=(",", ":")).encode("utf-8"),
+                             keep_mode=False, fsync=False, prefix=".tmp-")
             except OSError:
                 continue
         self._dirty.clear()
@@ -232,22 +235,6 @@ def _read_shard(shard: str) -> dict:
     except (OSError, ValueError):  # missing, unreadable or corrupt: start afresh
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _write_atomic_text(path: str, text: str) -> None:
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _mark_cache_dir(directory: str) -> None:

@@ -144,6 +144,15 @@ class FileFacts:
         return self.where.get(id(node))
 
 
+def simple_name(expr) -> str | None:
+    """`x` or `x.attr` (a local or an attribute of one), else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        return f"{expr.value.id}.{expr.attr}"
+    return None
+
+
 def resolve_profile(requested: str, path: str, aliases: dict) -> str:
     if requested != "auto":
         return requested

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from devlint.engine.facts import simple_name
 from devlint.engine.fixkit import Expr, role_expr
 
 _TENSORISH = re.compile(r"(?i)(cache|tensor|buf|dst|dest|out|state|kv|weight|param|mask|logits"
@@ -151,26 +152,18 @@ def _destination(facts, node, func) -> str | None:
     # dst.copy_(x.to("cuda"))
     if isinstance(par, ast.Call) and isinstance(par.func, ast.Attribute) \
             and par.func.attr == "copy_" and call in par.args:
-        return _tensor_name(par.func.value)
+        return simple_name(par.func.value)
     # dst[idx] = x.to("cuda")
     if isinstance(par, ast.Assign) and par.value is call:
         for t in par.targets:
             if isinstance(t, ast.Subscript):
-                return _tensor_name(t.value)
+                return simple_name(t.value)
         if len(par.targets) == 1 and isinstance(par.targets[0], ast.Name):
             return _flow(func, par.targets[0].id, par.end_lineno)
     # f(dst, x.to("cuda"))
     if isinstance(par, ast.Call) and call in par.args:
         idx = par.args.index(call)
         return _earlier_tensor_arg(func, par.args[:idx])
-    return None
-
-
-def _tensor_name(expr) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-        return f"{expr.value.id}.{expr.attr}"
     return None
 
 
@@ -182,7 +175,7 @@ def _flow(func, var: str, after_line: int) -> str | None:
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.Attribute) and n.func.attr == "copy_" \
                     and any(isinstance(a, ast.Name) and a.id == var for a in n.args):
-                name = _tensor_name(n.func.value)
+                name = simple_name(n.func.value)
                 if name:
                     return name
             for i, a in enumerate(n.args):
@@ -193,7 +186,7 @@ def _flow(func, var: str, after_line: int) -> str | None:
         elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == var:
             for t in n.targets:
                 if isinstance(t, ast.Subscript):
-                    name = _tensor_name(t.value)
+                    name = simple_name(t.value)
                     if name:
                         return name
     return None

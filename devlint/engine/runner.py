@@ -14,6 +14,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+from devlint.engine.atomic import write_atomic
 from devlint.engine.prefilter import may_have_findings
 from devlint.source import SourceFile
 
@@ -114,28 +115,6 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
         if mode == "diff":
             res.diff = unified_diff(path, src.text, new_text)
     return res
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Temp file in the same directory, then rename: readers see the old or the new file."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    st = os.stat(path)
-    fd, tmp = tempfile.mkstemp(prefix=".devlint-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, st.st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _internal_error(e: BaseException) -> str:

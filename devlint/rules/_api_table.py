@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
+from devlint.engine.facts import simple_name
 from devlint.engine.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.rules._device import guards_cuda_only, skipped
@@ -104,17 +105,9 @@ def _device_index_arg(facts, arg) -> str:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return ""
     src = facts.source(arg)
-    if src.endswith("device") or src.endswith(".device"):
+    if src.endswith("device"):
         return f"{src}.index"
     return src
-
-
-def _target_key(expr) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-        return f"{expr.value.id}.{expr.attr}"
-    return None
 
 
 def _constructed_targets(facts) -> dict:
@@ -133,7 +126,7 @@ def _constructed_targets(facts) -> dict:
         else:
             continue
         for t in targets:
-            key = _target_key(t)
+            key = simple_name(t)
             if key:
                 out.setdefault(key, set()).add(qual)
     return out
@@ -143,7 +136,7 @@ def _annotated_target(facts, node) -> str | None:
     w = facts.where_of(node)
     stmt = w.statement if w else None
     if isinstance(stmt, ast.AnnAssign):
-        return _target_key(stmt.target)
+        return simple_name(stmt.target)
     return None
 
 

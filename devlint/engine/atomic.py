@@ -1,0 +1,28 @@
+"""Atomic file replacement: a temp file in the same directory, then a rename, so readers (and
+an interrupted run) only ever see the old or the new content."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def write_atomic(path: str, data: bytes, keep_mode: bool = True, fsync: bool = True,
+                 prefix: str = ".devlint-") -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    mode = os.stat(path).st_mode & 0o7777 if keep_mode else None
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
