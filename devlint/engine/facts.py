@@ -61,6 +61,7 @@ class FileFacts:
     calls: list = field(default_factory=list)
     strings: list = field(default_factory=list)  # str Constants: devices, backends, env vars
     fstrings: list = field(default_factory=list)  # JoinedStr / BinOp building "cuda:<i>"
+    api_strings: list = field(default_factory=list)  # "torch.cuda.x" dotted names in strings
     torch_refs: list = field(default_factory=list)  # (node, qualname) of torch.cuda.* references
     asserts: list = field(default_factory=list)
     assigns: list = field(default_factory=list)  # Assign/AnnAssign statements (any level)
@@ -126,10 +127,62 @@ class FileFacts:
                 continue
             key = id(scope)
             if key not in self._scope_memo:
-                self._scope_memo[key] = _scope_reason(scope, self.source(scope))
+                self._scope_memo[key] = (_scope_reason(scope, self.source(scope))
+                                         or (not isinstance(scope, ast.ClassDef)
+                                             and self._calls_cuda_only(scope)))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None
+
+    def cuda_only_callee(self, node) -> str | None:
+        """`_flash_attn_fwd_combine(torch.empty(..., device="cuda"))`: `node` is (inside) an
+        argument of a call to a function imported from a CUDA-only module, so the value has to
+        be what that kernel takes."""
+        cur, par = node, self.get_parent(node)
+        while par is not None and not isinstance(par, ast.stmt):
+            if isinstance(par, ast.Call) and par.func is not cur:
+                q = self.qualname(par.func) or self._nested_import_qualname(par.func)
+                if q and not q.startswith("torch.") and "." in q:
+                    module = q.rsplit(".", 1)[0]
+                    if is_cuda_only_module(module):
+                        return f"it is an argument of `{q.rsplit('.', 1)[-1]}` from `{module}`"
+            cur, par = par, self.get_parent(par)
+        return None
+
+    def _calls_cuda_only(self, scope) -> str | None:
+        """A function (or a class through one of its methods) that always calls into a
+        CUDA-only module (`nccl_common.create_communicator`, `cuda_mem_ops.copy_blocks`)
+        works with that module's CUDA objects. Only unconditional calls count: one under an
+        `if` or `try` picks a backend among others. Availability checks, getters and setters
+        (`has_flashinfer()`, `set_graph_pool_id()`) do not count either: they ask or
+        configure, they take no CUDA data."""
+        for n in _unconditional_nodes(scope):
+            if isinstance(n, ast.Call):
+                q = self.qualname(n.func) or self._nested_import_qualname(n.func)
+                if not q or q.startswith("torch.") or "." not in q:
+                    continue
+                module, name = q.rsplit(".", 1)
+                if name.startswith(_AVAILABILITY_PREFIXES):
+                    continue
+                if is_cuda_only_module(module, wrappers=False):
+                    return f"`{scope.name}` calls `{name}` from `{module}`"
+        return None
+
+    def _nested_import_qualname(self, func) -> str | None:
+        """The qualified name of `f` when `f` was imported in a nested block (`if ...: from m
+        import f`), which the alias table of the descent does not hold."""
+        if not isinstance(func, ast.Name):
+            return None
+
+        def collect():
+            out: dict = {}
+            for n in ast.walk(self.tree):
+                if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+                    for a in n.names:
+                        out.setdefault(a.asname or a.name, f"{n.module}.{a.name}")
+            return out
+
+        return self.memo("nested_imports", collect).get(func.id)
 
     def memo(self, key, compute):
         """A per-file value computed once, on first use (most files never need it)."""
@@ -193,7 +246,8 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     collect_imports(tree.body, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
-    facts.cuda_only = _cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
+    facts.cuda_only = (_cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
+                       or _runtime_reason(tree, text))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
                         or _vendor_family_reason(path))
     _leading_rows(facts)
@@ -219,6 +273,46 @@ def _cuda_only_defaults():
     return compile_(data), compile_(data["cuda_alike"]), data.get("profile_folders", {})
 
 
+@lru_cache(maxsize=None)
+def _runtime_markers():
+    """(exact names, prefixes, keywords) of CUDA IPC / runtime use (cuda_only.toml `runtime`)."""
+    from devlint.profiles import _load_toml_bytes
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
+    with open(path, "rb") as f:
+        data = _load_toml_bytes(f.read())
+    names = data.get("runtime", [])
+    exact = frozenset(n for n in names if not n.endswith("*"))
+    prefixes = tuple(n[:-1] for n in names if n.endswith("*"))
+    return exact, prefixes, frozenset(data.get("runtime_keywords", []))
+
+
+def _runtime_reason(tree: ast.Module, text: str) -> str | None:
+    """A module that uses CUDA IPC or the CUDA runtime's memory calls (a name, attribute or
+    import of one, or `interprocess=True`). Text-gated: the tree is walked only when the
+    source mentions a marker."""
+    exact, prefixes, keywords = _runtime_markers()
+    if not any(m in text for m in exact) and not any(p in text for p in prefixes) \
+            and not any(k + "=" in text for k in keywords):
+        return None
+
+    def marker(name):
+        return name in exact or name.startswith(prefixes)
+
+    for n in ast.walk(tree):
+        t = type(n)
+        if t is ast.Name and marker(n.id):
+            return f"it uses CUDA IPC or the CUDA runtime (`{n.id}`)"
+        if t is ast.Attribute and marker(n.attr):
+            return f"it uses CUDA IPC or the CUDA runtime (`.{n.attr}`)"
+        if t is ast.alias and marker(n.name.rsplit(".", 1)[-1]):
+            return f"it uses CUDA IPC or the CUDA runtime (imports `{n.name}`)"
+        if t is ast.keyword and n.arg in keywords and not (
+                isinstance(n.value, ast.Constant) and not n.value.value):
+            return f"it uses CUDA IPC (`{n.arg}=`)"
+    return None
+
+
 def _profile_folder_reason(path: str, profile: str) -> str | None:
     folders = _cuda_only_defaults()[2].get(profile, ())
     for part in os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]:
@@ -237,7 +331,7 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
         if folder in folders:
             return f"in a `{folder}/` folder"
     stem = parts[-1].rsplit(".", 1)[0]
-    if stem_re.search(stem):
+    if stem_re.search(_CUDA_GRAPH.sub("", stem)):  # CUDA graphs have generic forms
         return f"its name `{parts[-1]}` says it is CUDA-specific"
     if "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest":
         # a test module importing a CUDA-only stack gates those tests; its device constants
@@ -260,6 +354,48 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
                     for h in stmt.handlers):
                 return f"imports `{tried[0]}` (every fallback is CUDA-only too)"
     return None
+
+
+_AVAILABILITY_PREFIXES = ("has_", "is_", "supports", "check_", "get_", "set_")
+
+
+@lru_cache(maxsize=1024)
+def is_cuda_only_module(module: str, wrappers: bool = True) -> bool:
+    """A dotted module path whose module is CUDA-only by the same vocabulary as files: a
+    CUDA-only stack (`imports`), a package part named like a CUDA-only folder
+    (`vllm.vllm_flash_attn.cute.interface`), or a last part named like a CUDA-only file
+    (`...simple_kv_offload.cuda_mem_ops`). With `wrappers=False`, a project's module named
+    exactly after a stack (`vllm.utils.flashinfer`: availability checks and dispatch) and a
+    platform module (`vllm.platforms.cuda`) do not count."""
+    folders, stem_re, imports = _cuda_only_defaults()[0]
+    if _names_cuda_module(module, imports):
+        return True
+    parts = module.split(".")
+    if not wrappers and (parts[-1] in imports or "platforms" in parts[:-1]):
+        return False
+    if any(p in folders for p in parts[1:]):
+        return True
+    # CUDA graphs have generic forms (torch.xpu.XPUGraph): `cuda_graph` names no CUDA-only stack
+    return bool(stem_re.search(_CUDA_GRAPH.sub("", parts[-1])))
+
+
+def _unconditional_nodes(scope):
+    """The nodes of a function (or of a class's methods) outside `if`/`try`/`match` blocks
+    and conditional expressions."""
+    stack = list(scope.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda)) or \
+                type(n).__name__ in ("Match", "TryStar"):
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not isinstance(
+                scope, ast.ClassDef):
+            continue  # a nested function runs when called, not with its parent
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+_CUDA_GRAPH = re.compile(r"_?cuda_?graphs?")
 
 
 def _names_cuda_module(qual: str, modules) -> bool:
@@ -365,9 +501,9 @@ _VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_
 # direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
 # among them: torch.xpu.XPUGraph and friends give them a generic form
 _RUNTIME_ATTRS = {"cuda_stream", "cudart", "rebuild_cuda_tensor", "ipc_handle", "_share_cuda_",
-                  "cudaIpcMemHandle", "cudaStream_t"}
+                  "cudaIpcMemHandle", "cudaStream_t", "MemPool"}
 _RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
-_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES)
+_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA"})
 
 
 def _scope_reason(scope, text: str) -> str | None:
@@ -388,9 +524,37 @@ def _scope_reason(scope, text: str) -> str | None:
     for n in ast.walk(scope):
         if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
             return f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)"
+        if isinstance(n, ast.Attribute) and n.attr == "CUDA" and (
+                getattr(n.value, "attr", None) == "DeviceType"
+                or getattr(n.value, "id", None) == "DeviceType"):
+            return f"`{scope.name}` names the CUDA device type explicitly (`DeviceType.CUDA`)"
         if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:
             return f"`{scope.name}` uses the CUDA runtime (`{n.id}`)"
     return None
+
+
+def _alike_polarity(test) -> int:
+    """+1 for `is_cuda_alike()` / `current_platform.is_cuda_alike()` (or a name bound to it,
+    `is_cuda_alike and ...`), -1 for its negation, 0 otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return -_alike_polarity(test.operand)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return 1 if any(_alike_polarity(v) > 0 for v in test.values) else 0
+    if isinstance(test, ast.Call):
+        test = test.func
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+    return 1 if name == "is_cuda_alike" else 0
+
+
+def _project_api_names() -> frozenset:
+    global _PROJECT_API
+    if _PROJECT_API is None:
+        from devlint.profiles.torch_api import project_api_names
+        _PROJECT_API = project_api_names()
+    return _PROJECT_API
+
+
+_PROJECT_API = None
 
 
 def _is_type_checking(test) -> bool:
@@ -614,6 +778,9 @@ class _Descent:
                 if isinstance(v, str) and len(v) <= 20 and INTERESTING_STRING.fullmatch(v):
                     f.strings.append(node)
                     wmap[id(node)] = w
+                elif isinstance(v, str) and v.startswith("torch.cuda.") and len(v) < 64:
+                    f.api_strings.append(node)
+                    wmap[id(node)] = w
                 continue
             elif t is ast.JoinedStr:
                 f.joined.append(node)
@@ -632,7 +799,8 @@ class _Descent:
             elif t is ast.Attribute or t is ast.Name:
                 if not (type(par) is ast.Attribute and par.value is node):
                     q = f.qualname(node)
-                    if q is not None and (q == "torch.cuda" or q.startswith("torch.cuda.")):
+                    if q is not None and (q == "torch.cuda" or q.startswith("torch.cuda.")
+                                          or q in _project_api_names()):
                         f.torch_refs.append((node, q))
                         wmap[id(node)] = w
                 if t is ast.Name:
@@ -642,6 +810,10 @@ class _Descent:
                 wmap[id(node)] = w
                 # the arms of `a if <cuda test> else b` are guarded like an if statement
                 p, tensor = self.cuda_test(node.test)
+                if not p:
+                    # SPEC 3: a literal whose own expression tests for a CUDA-alike platform
+                    # (`f"cuda:{i}" if is_cuda_alike() else "cpu"`) says "cuda" on purpose
+                    p = _alike_polarity(node.test)
                 stack.append((node.test, node, w))
                 stack.append((node.body, node, self._guarded(w, p > 0, tensor)))
                 stack.append((node.orelse, node, self._guarded(w, p < 0, None)))

@@ -96,3 +96,14 @@ def profile_overrides(profile: str) -> dict:
             (imp,) if isinstance(imp, str) else tuple(imp), bool(e.get("safe", False)),
             e.get("note", "")))
     return out
+
+
+@lru_cache(maxsize=None)
+def project_api_names() -> frozenset:
+    """Profile-table names outside `torch.cuda` (a project's own CUDA-only helpers, such as
+    vLLM's `cuda_device_count_stateless`): the engine collects their references too."""
+    path = os.path.join(os.path.dirname(TABLE_PATH), "profile_api.toml")
+    with open(path, "rb") as f:
+        data = _load_toml_bytes(f.read())
+    return frozenset(e["name"] for entries in data.values() if isinstance(entries, list)
+                     for e in entries if not e["name"].startswith("torch.cuda"))

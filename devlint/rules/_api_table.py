@@ -16,20 +16,47 @@ def table_findings(rule, facts, annotations_when_constructed=False):
 
     Only uses count: calls (and constructions). A bare reference (`orig = torch.cuda.Stream`,
     saved before a monkeypatch) is not one, nor is code under a CUDA guard. Annotations are
-    not findings either, except (with `annotations_when_constructed`) an annotation of a
-    target the file assigns a construction of the same class: the annotation must follow that
-    constructor's fix."""
+    not findings either, except (with `annotations_when_constructed`) the annotation of a
+    variable or attribute (not of a parameter or return) that names a class the file
+    constructs in a reported use, or whose target the file assigns a construction of that
+    class: the annotation must follow that constructor's fix, or the file's declared types
+    disagree with its objects (`self.pool: list[torch.cuda.Event] = []` beside
+    `torch.cuda.Event()` rewritten to `torch.Event()`)."""
     if facts.cuda_alike:
         return
     table = entries_by_name(rule.code)
     if not table:
         return
-    target = facts.settings.target_torch_tuple(facts.profile)
-    tied = _constructed_targets(facts) if annotations_when_constructed else {}
+    found, annotations = [], []
+    for item in _table_uses(rule, facts, table, annotations_when_constructed):
+        (annotations if item[0] == "annotation" else found).append(item)
+    reported = {qual for _, qual, _ in found}
+    for _, _, diag in found:
+        yield diag
+    tied = _constructed_targets(facts) if annotations else {}
+    for _, qual, (node, par) in annotations:
+        key = _annotated_target(facts, node)
+        if key is None:
+            continue  # parameters and returns only describe values made elsewhere
+        if qual in reported or qual in tied.get(key, ()):
+            yield _finding(rule, facts, node, par, best_entry(table[qual], target_of(facts)),
+                           target_of(facts))
+
+
+def target_of(facts):
+    return facts.settings.target_torch_tuple(facts.profile)
+
+
+def _table_uses(rule, facts, table, annotations_when_constructed):
+    """("use", qual, diagnostic) for each reported use; ("annotation", qual, (node, parent))
+    for each annotation that may be tied to one."""
+    target = target_of(facts)
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
         if not entries:
-            continue
+            if rule.code != "DL401" or qual not in profile_overrides(facts.profile):
+                continue
+            entries = ()  # a project's own CUDA-only helper the profile replaces
         if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)
@@ -37,9 +64,10 @@ def table_findings(rule, facts, annotations_when_constructed=False):
             continue
         par = facts.get_parent(node)
         if w is not None and w.annotation:
-            if qual not in tied.get(_annotated_target(facts, node), ()):
-                continue
-        elif not (isinstance(par, ast.Call) and par.func is node):
+            if annotations_when_constructed:
+                yield "annotation", qual, (node, par)
+            continue
+        if not (isinstance(par, ast.Call) and par.func is node):
             if not (isinstance(par, ast.keyword) or (isinstance(par, ast.Call)
                                                      and node in par.args)):
                 continue  # a bare reference (saved before a monkeypatch), not a use
@@ -50,13 +78,13 @@ def table_findings(rule, facts, annotations_when_constructed=False):
         if _guards_cuda_only_code(facts, par, qual) or _is_ipc_event(facts, par, qual):
             continue
         entry = best_entry(entries, target)
-        if entry is not None and not entry.replacement:
+        if entry is None or not entry.replacement:
             # no generic form in torch: a finding only where the profile offers one
             found = _profile_finding(rule, facts, node, par, qual)
             if found is not None:
-                yield found
+                yield "use", qual, found
             continue
-        yield _finding(rule, facts, node, par, entry, target)
+        yield "use", qual, _finding(rule, facts, node, par, entry, target)
 
 
 def _profile_finding(rule, facts, node, par, qual):
@@ -64,20 +92,62 @@ def _profile_finding(rule, facts, node, par, qual):
         if not isinstance(par, ast.Call) or par.func is not node:
             continue
         target = par
+        reads = []
         if o.attribute:
             grand = facts.get_parent(par)
-            if not (isinstance(grand, ast.Attribute) and grand.attr == o.attribute
-                    and grand.value is par):
-                continue
-            target = grand
+            if isinstance(grand, ast.Attribute) and grand.attr == o.attribute \
+                    and grand.value is par:
+                target = grand
+            else:
+                # `props = torch.cuda.get_device_properties(i)` read only as `props.name`
+                reads = _only_attribute_reads(facts, par, o.attribute)
+                if not reads:
+                    continue
         arg = _device_index_arg(facts, par.args[0]) if par.args else ""
         repl = o.replacement.replace("{arg}", arg)
         s, e = facts.span(target)
         expr = Expr(repl, o.imports, "", o.safe)
         why = f"; {o.note}" if o.note else ""
-        fix = make_fix(facts, f"Use `{repl}`{why}", [Edit(s, e, repl)], expr, safe=o.safe)
+        edits = [Edit(s, e, repl)]
+        for read in reads:  # `props.name` -> `props`
+            rs, re_ = facts.span(read)
+            vs, ve = facts.span(read.value)
+            edits.append(Edit(ve, re_, ""))
+        fix = make_fix(facts, f"Use `{repl}`{why}", edits, expr, safe=o.safe)
         return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
                                f"{facts.profile} profile has `{repl}`", fix)
+    return None
+
+
+def _only_attribute_reads(facts, call, attribute) -> list:
+    """The `x.<attribute>` reads of `x = call` when they are the only uses of `x` in the
+    function (and `x` is bound once there); else []."""
+    stmt = facts.get_parent(call)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return []
+    name = stmt.targets[0].id
+    w = facts.where_of(call)
+    scope = w.function if w is not None else None
+    if scope is None:
+        return []
+    reads = []
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Name) and n.id == name and n is not stmt.targets[0]:
+            par = facts.get_parent(n) or _parent_in(scope, n)
+            if isinstance(n.ctx, ast.Load) and isinstance(par, ast.Attribute) \
+                    and par.value is n and par.attr == attribute:
+                reads.append(par)
+            else:
+                return []
+    return reads
+
+
+def _parent_in(scope, node):
+    for n in ast.walk(scope):
+        for child in ast.iter_child_nodes(n):
+            if child is node:
+                return n
     return None
 
 
@@ -89,7 +159,32 @@ def _guards_cuda_only_code(facts, call, qual) -> bool:
     cur = facts.get_parent(call)
     while cur is not None and not isinstance(cur, ast.stmt):
         cur = facts.get_parent(cur)
-    return isinstance(cur, ast.If) and guards_cuda_only(facts, cur.body)
+    if not isinstance(cur, ast.If):
+        return False
+    if guards_cuda_only(facts, cur.body):
+        return True
+    # `if not torch.cuda.is_available(): return False` guards the rest of the block
+    negated = isinstance(cur.test, ast.UnaryOp) and isinstance(cur.test.op, ast.Not) \
+        and cur.test.operand is call
+    if negated and not cur.orelse and cur.body and isinstance(cur.body[-1], (ast.Return,
+                                                                          ast.Raise)):
+        block = _enclosing_block(facts, call, cur)
+        if block is not None:
+            rest = block[block.index(cur) + 1:]
+            return bool(rest) and guards_cuda_only(facts, rest)
+    return False
+
+
+def _enclosing_block(facts, node, stmt):
+    """The statement list holding `stmt`, searched in the function around `node`."""
+    w = facts.where_of(node)
+    root = w.function if w is not None and w.function is not None else facts.tree
+    for n in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if isinstance(block, list) and stmt in block:
+                return block
+    return None
 
 
 def _is_ipc_event(facts, call, qual) -> bool:

@@ -39,7 +39,7 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     w = facts.where_of(node)
     if w is not None and ((guards and w.guarded) or (w.annotation and not annotations)):
         return True
-    return facts.cuda_only_scope(node) is not None
+    return facts.cuda_only_scope(node) is not None or facts.cuda_only_callee(node) is not None
 
 
 def is_torch_callee(facts, call: ast.Call) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix, role_expr
+from devlint.engine.fixkit import Expr, make_fix, role_expr
 from devlint.rules._device import cuda_tests, guards_cuda_only, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -35,7 +35,7 @@ class IsCudaBranch(Rule):
 
     ## Fix
     The test becomes the profile's accelerator-tensor test (every accelerator, still not the
-    CPU).
+    CPU); a device-type string test (`device_type == "cuda"`) becomes `device_type != "cpu"`.
 
     ## Fix safety
     Unsafe: on non-CUDA accelerators the other branch used to run; the fix changes which
@@ -59,21 +59,52 @@ class IsCudaBranch(Rule):
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
         Valid('if x.is_cuda:\n    from pkg.nvidia.ops import fused\n    f = fused\n'),
         Valid('if d.type == "cuda" and not current_platform.is_cuda():\n    raise ValueError(d)\n'),
+        # the assigned test only guards CUDA-only code
+        Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
+              '        torch.cuda.nvtx.range_push("x")\n'),
     ]
     invalid = [
+        Invalid('def f(cfg, n):\n    is_gpu = cfg.device_type == "cuda"\n    if is_gpu and n > 8:\n'
+                '        enable_chunking()\n',
+                'def f(cfg, n):\n    is_gpu = cfg.device_type != "cpu"\n    if is_gpu and n > 8:\n'
+                '        enable_chunking()\n'),
         Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n",
                 'def f(xs_pad, mask):\n    if xs_pad.device.type != "cpu":\n        mask = mask.to(xs_pad.device)\n'),
         Invalid("import torch\n\n\ndef f(self, device_type):\n    if device_type == 'cuda':\n"
-                "        self.stream = torch.cuda.Stream()\n", None, count=1),
-        Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n', None),
+                "        self.stream = torch.Stream()\n",
+                "import torch\n\n\ndef f(self, device_type):\n    if device_type != 'cpu':\n"
+                "        self.stream = torch.Stream()\n"),
+        Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n',
+                'def f(cfg, eager):\n    if cfg.device_type != "cpu" and eager:\n        warn_slow()\n'),
         Invalid('def f(x, y):\n    if x.device.type == "cuda":\n        y = y.pin_memory()\n',
                 'def f(x, y):\n    if x.is_cuda or x.is_xpu:\n        y = y.pin_memory()\n',
                 profile="vllm"),
     ]
 
+    def _assigned_tests(self, facts):
+        for node in facts.strings:
+            if node.value != "cuda":
+                continue
+            compare = facts.get_parent(node)
+            if not isinstance(compare, ast.Compare) or skipped(facts, compare, api=True):
+                continue
+            ifs = _assigned_test_uses(facts, compare)
+            if not ifs or any(guards_cuda_only(facts, st.body) or _asks_platform(facts, st.test)
+                              for st in ifs):
+                continue
+            expr = _not_cpu_test(facts, compare)
+            if expr is None:
+                continue
+            s, e = facts.span(compare)
+            fix = make_fix(facts, f"Test for any accelerator: `{expr.text}`", [Edit(s, e, expr.text)],
+                           expr, safe=False)
+            yield self.diagnostic(facts, compare, f"`{facts.source(compare)}` picks the CPU path "
+                                  "on every non-CUDA accelerator (it chooses a branch below)", fix)
+
     def check(self, facts):
         if facts.cuda_alike:
             return
+        yield from self._assigned_tests(facts)
         for stmt in facts.ifs:
             if skipped(facts, stmt, api=True):
                 continue
@@ -86,6 +117,8 @@ class IsCudaBranch(Rule):
                 fix = None
                 expr = None if tensor is None else role_expr(
                     facts, "accelerator-tensor-test", facts.source(tensor))
+                if expr is None:
+                    expr = _not_cpu_test(facts, test)
                 if expr is not None:
                     text = expr.text if test is stmt.test or " or " not in expr.text \
                         else f"({expr.text})"
@@ -96,10 +129,57 @@ class IsCudaBranch(Rule):
                                       "every non-CUDA accelerator", fix)
 
 
+def _assigned_test_uses(facts, compare):
+    """`is_gpu = cfg.device_type == "cuda"` whose name later chooses an `if` branch in the
+    same function: the `if` statements (none when the name is rebound or used otherwise)."""
+    w = facts.where_of(compare.comparators[0]) or facts.where_of(compare.left)
+    stmt = w.statement if w is not None else None
+    if not (isinstance(stmt, ast.Assign) and stmt.value is compare and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return []
+    scope = w.function
+    if scope is None:
+        return []
+    name = stmt.targets[0].id
+    ifs = []
+    for n in ast.walk(scope):
+        if isinstance(n, ast.If):
+            conj = n.test.values if isinstance(n.test, ast.BoolOp) and isinstance(
+                n.test.op, ast.And) else [n.test]
+            if any(isinstance(c, ast.Name) and c.id == name for c in conj):
+                ifs.append(n)
+        elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) \
+                and n is not stmt.targets[0]:
+            return []
+    return ifs
+
+
+def _not_cpu_test(facts, test):
+    """`device_type == "cuda"` (a device-type string, no tensor to ask) becomes
+    `device_type != "cpu"`: every accelerator, still not the CPU."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and right.value == "cuda") \
+            or isinstance(left, ast.Constant):
+        return None
+    s, _ = facts.span(right)
+    q = facts.text[s] if facts.text[s] in "'\"" else '"'
+    return Expr(f"{facts.source(left)} != {q}cpu{q}", (), "", False)
+
+
 def _asks_platform(facts, test) -> bool:
     """The same condition also asks the platform (`current_platform.is_cuda()`,
-    `torch.cuda.is_available()`): the branch is CUDA-specific on purpose."""
+    `torch.cuda.is_available()`): the branch is CUDA-specific on purpose. A negated query
+    (`not current_platform.is_rocm()`) only excludes a platform."""
+    negated = {id(n.operand) for n in ast.walk(test)
+               if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)}
     for n in ast.walk(test):
+        if id(n) in negated:
+            continue
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and n.func.attr.startswith("is_") and not n.args:
             owner = facts.qualname(n.func.value) or facts.source(n.func.value)

@@ -1,7 +1,13 @@
 """DL401 torch-cuda-api."""
 from __future__ import annotations
 
+import ast
+
+from devlint.diagnostics import Edit
+from devlint.engine.fixkit import make_fix
+from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._api_table import table_findings
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 
@@ -33,7 +39,10 @@ class TorchCudaApi(Rule):
     The replacement comes from the table in `devlint/data/torch_api.toml`, each entry with the
     first torch release that has it; `target-torch` (default 2.6) decides whether the fix is
     offered. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
-    (DL106 rewrites the whole choice).
+    (DL106 rewrites the whole choice). A test's `mock.patch("torch.cuda.empty_cache", ...)` /
+    `monkeypatch.setattr("torch.cuda.empty_cache", ...)` names the API as a string: once the
+    code under test calls `torch.accelerator.empty_cache`, the patch no longer intercepts it,
+    so the string follows the same table.
 
     ## Fix safety
     Safe where the replacement takes the same arguments with the same meaning on CUDA; unsafe
@@ -55,6 +64,10 @@ class TorchCudaApi(Rule):
         Valid("cuda = make()\ncuda.synchronize()\n"),
         Valid("import torch\nprint(f'CUDA available: {torch.cuda.is_available()}')\n"),
         Valid("import torch\nlogger.info('devices: %d', torch.cuda.device_count())\n"),
+        # a string naming the API outside a patch is just text
+        Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
+        # no generic form: the patch stays
+        Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
     ]
     invalid = [
         Invalid("import torch\ntorch.cuda.synchronize()\n",
@@ -69,10 +82,43 @@ class TorchCudaApi(Rule):
                 "import torch\nlaunch(gpus_per_node=torch.accelerator.device_count)\n"),
         Invalid("import torch\nn = torch.cuda.device_count()\n",
                 "import torch\nn = torch.accelerator.device_count()\n"),
+        Invalid('from unittest.mock import patch\n\nwith patch("torch.cuda.synchronize", f):\n'
+                '    run()\n',
+                'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'
+                '    run()\n'),
     ]
 
     def check(self, facts):
         yield from table_findings(self, facts)
+        yield from self._patched_names(facts)
+
+    def _patched_names(self, facts):
+        """`patch("torch.cuda.empty_cache", ...)`: the dotted name of an API the table maps."""
+        if not facts.api_strings or facts.cuda_alike:
+            return
+        table = entries_by_name(self.code)
+        target = facts.settings.target_torch_tuple(facts.profile)
+        for node in facts.api_strings:
+            call = facts.get_parent(node)
+            if not (isinstance(call, ast.Call) and call.args and call.args[0] is node):
+                continue
+            f = call.func
+            callee = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if callee not in _PATCHERS or skipped(facts, node, api=True, guards=False):
+                continue
+            entry = best_entry(table.get(node.value, ()), target)
+            if entry is None or not entry.available_for(target) or entry.kind != "call":
+                continue
+            s, e = facts.span(node)
+            quote = facts.text[s]
+            text = f"{quote}{entry.replacement}{quote}"
+            fix = make_fix(facts, f"Patch `{entry.replacement}`", [Edit(s, e, text)], (),
+                           safe=False)
+            yield self.diagnostic(facts, node, f"patches `{node.value}`, which the code under "
+                                  f"test should call as `{entry.replacement}`", fix)
+
+
+_PATCHERS = {"patch", "setattr"}
 
 
 RULE = TorchCudaApi
