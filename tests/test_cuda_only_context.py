@@ -1,0 +1,76 @@
+"""Code that is CUDA-only by construction is not reported (SPEC section 3): each case pairs a
+CUDA-only form with the same code in a device-generic form, which is reported."""
+import devlint
+
+
+def codes(text, path="pkg/mod.py", **kw):
+    return [d.code for d in devlint.check_source(text, path=path, **kw)]
+
+
+def test_cuda_ipc_module_is_cuda_only():
+    generic = "import torch\n\n\ndef load(t):\n    return t.cuda()\n"
+    assert codes(generic) == ["DL102"]
+    ipc = ("import torch\nfrom torch.multiprocessing.reductions import reduce_tensor\n\n\n"
+           "def export(t):\n    return reduce_tensor(t.cuda())\n")
+    assert codes(ipc) == []
+    event = ("import torch\n\n\ndef handle():\n    s = torch.cuda.Stream()\n"
+             "    return torch.cuda.Event(interprocess=True), s\n")
+    assert codes(event) == []
+    # `interprocess=False` is no IPC
+    assert codes(event.replace("interprocess=True", "interprocess=False")) == ["DL402", "DL402"]
+
+
+def test_a_marker_in_a_comment_or_string_does_not_count():
+    text = ("import torch\n# cudaHostRegister is used elsewhere\nNOTE = 'reduce_tensor'\n\n\n"
+            "def load(t):\n    return t.cuda()\n")
+    assert codes(text) == ["DL102"]
+
+
+def test_arguments_of_a_cuda_only_kernel():
+    text = ("import torch\n\n\ndef warm(k):\n    if k:\n"
+            "        from vllm.vllm_flash_attn.cute.interface import combine\n"
+            "        combine(torch.empty(3, device=\"cuda\"))\n"
+            "    other(torch.empty(3, device=\"cuda\"))\n")
+    assert [d.location[0] for d in devlint.check_source(text, path="pkg/m.py")] == [8]
+
+
+def test_unconditional_calls_into_a_cuda_only_module():
+    text = ("import torch\nfrom pkg.nccl_common import create_communicator, is_nccl_ready\n\n\n"
+            "def setup(group):\n    comm = create_communicator(group)\n"
+            "    return comm, torch.cuda.current_stream()\n\n\n"
+            "def maybe(group, use):\n    if use:\n        create_communicator(group)\n"
+            "    return torch.cuda.current_stream()\n\n\n"
+            "def ask():\n    is_nccl_ready()\n    return torch.cuda.current_stream()\n")
+    rows = [d.location[0] for d in devlint.check_source(text, path="pkg/m.py")]
+    assert rows == [13, 18]  # a conditional call or an availability check does not count
+
+
+def test_device_type_cuda_and_mempool_mark_the_scope():
+    text = ("import torch\n\n\ndef probe(group):\n    dev = torch.device('cuda', 0)\n"
+            "    return enable(group, DeviceType.CUDA, dev)\n\n\n"
+            "def plain():\n    return torch.device('cuda', 0)\n")
+    assert [d.location[0] for d in devlint.check_source(text, path="pkg/m.py")] == [10]
+
+
+def test_early_exit_availability_guard_before_cuda_only_code():
+    guarded = ("import torch\n\n\ndef capturing():\n    if not torch.cuda.is_available():\n"
+               "        return False\n    return torch.cuda.is_current_stream_capturing()\n")
+    assert codes(guarded) == []
+    generic = ("import torch\n\n\ndef sync():\n    if not torch.cuda.is_available():\n"
+               "        return\n    x = 1\n    return x\n")
+    assert codes(generic) == ["DL401"]
+
+
+def test_literal_whose_own_expression_tests_cuda_alike():
+    text = ("from vllm.platforms import current_platform\n\n"
+            "dev = f\"cuda:{i}\" if current_platform.is_cuda_alike() else \"cpu\"\n"
+            "other = f\"cuda:{i}\" if flag else \"cpu\"\n")
+    assert [d.location[0] for d in devlint.check_source(text, path="pkg/m.py")] == [4]
+
+
+def test_annotation_follows_a_constructed_class_not_parameters():
+    text = ("import torch\n\n\nclass W:\n    def __init__(self):\n"
+            "        self.pool: list[torch.cuda.Event] = []\n"
+            "        self.e = torch.cuda.Event()\n\n"
+            "    def use(self, e: torch.cuda.Event) -> torch.cuda.Event:\n        return e\n")
+    assert [d.location[0] for d in devlint.check_source(text, path="pkg/m.py")] == [6, 7]
