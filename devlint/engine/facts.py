@@ -258,12 +258,17 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
 
 
 @lru_cache(maxsize=None)
-def _cuda_only_defaults():
+def _cuda_only_data() -> dict:
     from devlint.profiles import _load_toml_bytes
 
     path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
     with open(path, "rb") as f:
-        data = _load_toml_bytes(f.read())
+        return _load_toml_bytes(f.read())
+
+
+@lru_cache(maxsize=None)
+def _cuda_only_defaults():
+    data = _cuda_only_data()
 
     def compile_(table):
         stems = tuple(table["stems"])
@@ -276,11 +281,7 @@ def _cuda_only_defaults():
 @lru_cache(maxsize=None)
 def _runtime_markers():
     """(exact names, prefixes, keywords) of CUDA IPC / runtime use (cuda_only.toml `runtime`)."""
-    from devlint.profiles import _load_toml_bytes
-
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
-    with open(path, "rb") as f:
-        data = _load_toml_bytes(f.read())
+    data = _cuda_only_data()
     names = data.get("runtime", [])
     exact = frozenset(n for n in names if not n.endswith("*"))
     prefixes = tuple(n[:-1] for n in names if n.endswith("*"))

@@ -83,11 +83,16 @@ class ProfileApi:
 
 
 @lru_cache(maxsize=None)
-def profile_overrides(profile: str) -> dict:
-    """name -> [ProfileApi] for one profile (data: devlint/data/profile_api.toml)."""
+def _profile_api_data() -> dict:
     path = os.path.join(os.path.dirname(TABLE_PATH), "profile_api.toml")
     with open(path, "rb") as f:
-        data = _load_toml_bytes(f.read())
+        return _load_toml_bytes(f.read())
+
+
+@lru_cache(maxsize=None)
+def profile_overrides(profile: str) -> dict:
+    """name -> [ProfileApi] for one profile (data: devlint/data/profile_api.toml)."""
+    data = _profile_api_data()
     out: dict = {}
     for e in data.get(profile, []):
         imp = e.get("import", ())
@@ -102,8 +107,6 @@ def profile_overrides(profile: str) -> dict:
 def project_api_names() -> frozenset:
     """Profile-table names outside `torch.cuda` (a project's own CUDA-only helpers, such as
     vLLM's `cuda_device_count_stateless`): the engine collects their references too."""
-    path = os.path.join(os.path.dirname(TABLE_PATH), "profile_api.toml")
-    with open(path, "rb") as f:
-        data = _load_toml_bytes(f.read())
+    data = _profile_api_data()
     return frozenset(e["name"] for entries in data.values() if isinstance(entries, list)
                      for e in entries if not e["name"].startswith("torch.cuda"))
