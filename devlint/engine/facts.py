@@ -128,8 +128,7 @@ class FileFacts:
             key = id(scope)
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope))
-                                         or (not isinstance(scope, ast.ClassDef)
-                                             and self._calls_cuda_only(scope)))
+                                         or self._calls_cuda_only(scope))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None
@@ -141,48 +140,54 @@ class FileFacts:
         cur, par = node, self.get_parent(node)
         while par is not None and not isinstance(par, ast.stmt):
             if isinstance(par, ast.Call) and par.func is not cur:
-                q = self.qualname(par.func) or self._nested_import_qualname(par.func)
-                if q and not q.startswith("torch.") and "." in q:
-                    module = q.rsplit(".", 1)[0]
-                    if is_cuda_only_module(module):
-                        return f"it is an argument of `{q.rsplit('.', 1)[-1]}` from `{module}`"
+                callee = self._callee(par.func)
+                if callee and is_cuda_only_module(callee[0]):
+                    return f"it is an argument of `{callee[1]}` from `{callee[0]}`"
             cur, par = par, self.get_parent(par)
         return None
 
     def _calls_cuda_only(self, scope) -> str | None:
-        """A function (or a class through one of its methods) that always calls into a
-        CUDA-only module (`nccl_common.create_communicator`, `cuda_mem_ops.copy_blocks`)
-        works with that module's CUDA objects. Only unconditional calls count: one under an
-        `if` or `try` picks a backend among others. Availability checks, getters and setters
+        """A function that always calls into a CUDA-only module
+        (`nccl_common.create_communicator`, `cuda_mem_ops.copy_blocks`) works with that
+        module's CUDA objects. Only unconditional calls count: one under an `if` or `try`
+        picks a backend among others. Availability checks, getters and setters
         (`has_flashinfer()`, `set_graph_pool_id()`) do not count either: they ask or
-        configure, they take no CUDA data."""
+        configure, they take no CUDA data. Classes do not count through their methods."""
+        if isinstance(scope, ast.ClassDef):
+            return None
         for n in _unconditional_nodes(scope):
             if isinstance(n, ast.Call):
-                q = self.qualname(n.func) or self._nested_import_qualname(n.func)
-                if not q or q.startswith("torch.") or "." not in q:
-                    continue
-                module, name = q.rsplit(".", 1)
-                if name.startswith(_AVAILABILITY_PREFIXES):
-                    continue
-                if is_cuda_only_module(module, wrappers=False):
-                    return f"`{scope.name}` calls `{name}` from `{module}`"
+                callee = self._callee(n.func)
+                if callee and not callee[1].startswith(_AVAILABILITY_PREFIXES) \
+                        and is_cuda_only_module(callee[0], wrappers=False):
+                    return f"`{scope.name}` calls `{callee[1]}` from `{callee[0]}`"
         return None
 
-    def _nested_import_qualname(self, func) -> str | None:
-        """The qualified name of `f` when `f` was imported in a nested block (`if ...: from m
-        import f`), which the alias table of the descent does not hold."""
-        if not isinstance(func, ast.Name):
+    def _callee(self, func) -> tuple[str, str] | None:
+        """(module, name) of a called function imported from a module other than torch; also
+        for imports nested in blocks (`if ...: from m import f`), which the alias table of
+        the descent does not hold."""
+        q = self.qualname(func)
+        if q is None and isinstance(func, ast.Name):
+            q = self.memo("nested_imports", self._all_imports).get(func.id)
+        if not q or q.startswith("torch.") or "." not in q:
             return None
+        module, name = q.rsplit(".", 1)
+        return module, name
 
-        def collect():
-            out: dict = {}
-            for n in ast.walk(self.tree):
-                if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
-                    for a in n.names:
-                        out.setdefault(a.asname or a.name, f"{n.module}.{a.name}")
-            return out
+    def _all_imports(self) -> dict:
+        out: dict = {}
+        collect_imports([n for n in ast.walk(self.tree)
+                         if isinstance(n, (ast.Import, ast.ImportFrom))], out)
+        return out
 
-        return self.memo("nested_imports", collect).get(func.id)
+    def tree_parent(self, node):
+        """The parent of any node of the tree (`get_parent` knows only the nodes the descent
+        visited); the map is built once, on first use."""
+        def build():
+            return {id(c): n for n in ast.walk(self.tree) for c in ast.iter_child_nodes(n)}
+
+        return self.memo("tree_parents", build).get(id(node))
 
     def memo(self, key, compute):
         """A per-file value computed once, on first use (most files never need it)."""
@@ -332,7 +337,7 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
         if folder in folders:
             return f"in a `{folder}/` folder"
     stem = parts[-1].rsplit(".", 1)[0]
-    if stem_re.search(_CUDA_GRAPH.sub("", stem)):  # CUDA graphs have generic forms
+    if _names_cuda_stem(stem_re, stem):
         return f"its name `{parts[-1]}` says it is CUDA-specific"
     if "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest":
         # a test module importing a CUDA-only stack gates those tests; its device constants
@@ -374,24 +379,28 @@ def is_cuda_only_module(module: str, wrappers: bool = True) -> bool:
     parts = module.split(".")
     if not wrappers and (parts[-1] in imports or "platforms" in parts[:-1]):
         return False
-    if any(p in folders for p in parts[1:]):
-        return True
-    # CUDA graphs have generic forms (torch.xpu.XPUGraph): `cuda_graph` names no CUDA-only stack
-    return bool(stem_re.search(_CUDA_GRAPH.sub("", parts[-1])))
+    return any(p in folders for p in parts[1:]) or _names_cuda_stem(stem_re, parts[-1])
 
 
-def _unconditional_nodes(scope):
-    """The nodes of a function (or of a class's methods) outside `if`/`try`/`match` blocks
-    and conditional expressions."""
-    stack = list(scope.body)
+def _names_cuda_stem(stem_re, stem: str) -> bool:
+    """A file or module name from the `stems` list. CUDA graphs have generic forms
+    (torch.xpu.XPUGraph): `cuda_graph` names no CUDA-only stack."""
+    return bool(stem_re.search(_CUDA_GRAPH.sub("", stem)))
+
+
+_CONDITIONAL = (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda, ast.FunctionDef,
+                ast.AsyncFunctionDef) + tuple(
+    getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
+
+
+def _unconditional_nodes(function):
+    """The nodes of a function outside `if`/`try`/`match` blocks, conditional expressions
+    and nested functions (which run when called, not with the function)."""
+    stack = list(function.body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda)) or \
-                type(n).__name__ in ("Match", "TryStar"):
+        if isinstance(n, _CONDITIONAL):
             continue
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not isinstance(
-                scope, ast.ClassDef):
-            continue  # a nested function runs when called, not with its parent
         yield n
         stack.extend(ast.iter_child_nodes(n))
 
@@ -501,8 +510,8 @@ _VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_
                           r"|cublas|cudnn|nvtx|nvml|nvls|nixl_?ep")
 # direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
 # among them: torch.xpu.XPUGraph and friends give them a generic form
-_RUNTIME_ATTRS = {"cuda_stream", "cudart", "rebuild_cuda_tensor", "ipc_handle", "_share_cuda_",
-                  "cudaIpcMemHandle", "cudaStream_t", "MemPool"}
+# (CUDA IPC makes the whole module CUDA-only: cuda_only.toml `runtime`)
+_RUNTIME_ATTRS = {"cuda_stream", "cudart", "cudaStream_t", "MemPool"}
 _RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
 _RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA"})
 
@@ -535,8 +544,8 @@ def _scope_reason(scope, text: str) -> str | None:
 
 
 def _alike_polarity(test) -> int:
-    """+1 for `is_cuda_alike()` / `current_platform.is_cuda_alike()` (or a name bound to it,
-    `is_cuda_alike and ...`), -1 for its negation, 0 otherwise."""
+    """+1 for `is_cuda_alike()` / `current_platform.is_cuda_alike()` (also as one operand of
+    `and`), -1 for its negation, 0 otherwise."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return -_alike_polarity(test.operand)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
@@ -545,17 +554,6 @@ def _alike_polarity(test) -> int:
         test = test.func
     name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
     return 1 if name == "is_cuda_alike" else 0
-
-
-def _project_api_names() -> frozenset:
-    global _PROJECT_API
-    if _PROJECT_API is None:
-        from devlint.profiles.torch_api import project_api_names
-        _PROJECT_API = project_api_names()
-    return _PROJECT_API
-
-
-_PROJECT_API = None
 
 
 def _is_type_checking(test) -> bool:
@@ -567,9 +565,12 @@ class _Descent:
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
+        from devlint.profiles.torch_api import project_api_names
+
         self.f = facts
         self.hot = hot
         self.query_alias: dict = {}
+        self.project_api = project_api_names()  # a project's own CUDA-only helpers
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -801,7 +802,7 @@ class _Descent:
                 if not (type(par) is ast.Attribute and par.value is node):
                     q = f.qualname(node)
                     if q is not None and (q == "torch.cuda" or q.startswith("torch.cuda.")
-                                          or q in _project_api_names()):
+                                          or q in self.project_api):
                         f.torch_refs.append((node, q))
                         wmap[id(node)] = w
                 if t is ast.Name:

@@ -27,30 +27,30 @@ def table_findings(rule, facts, annotations_when_constructed=False):
     table = entries_by_name(rule.code)
     if not table:
         return
-    found, annotations = [], []
-    for item in _table_uses(rule, facts, table, annotations_when_constructed):
-        (annotations if item[0] == "annotation" else found).append(item)
-    reported = {qual for _, qual, _ in found}
-    for _, _, diag in found:
+    target = target_of(facts)
+    annotations = [] if annotations_when_constructed else None
+    reported = set()
+    for qual, diag in _table_uses(rule, facts, table, target, annotations):
+        reported.add(qual)
         yield diag
-    tied = _constructed_targets(facts) if annotations else {}
-    for _, qual, (node, par) in annotations:
+    if not annotations:
+        return
+    tied = _constructed_targets(facts)
+    for node, par, qual, entries in annotations:
         key = _annotated_target(facts, node)
         if key is None:
             continue  # parameters and returns only describe values made elsewhere
         if qual in reported or qual in tied.get(key, ()):
-            yield _finding(rule, facts, node, par, best_entry(table[qual], target_of(facts)),
-                           target_of(facts))
+            yield _finding(rule, facts, node, par, best_entry(entries, target), target)
 
 
 def target_of(facts):
     return facts.settings.target_torch_tuple(facts.profile)
 
 
-def _table_uses(rule, facts, table, annotations_when_constructed):
-    """("use", qual, diagnostic) for each reported use; ("annotation", qual, (node, parent))
-    for each annotation that may be tied to one."""
-    target = target_of(facts)
+def _table_uses(rule, facts, table, target, annotations):
+    """(qual, diagnostic) for each reported use; each annotation that may be tied to one is
+    appended to `annotations` (None: annotations are not considered)."""
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
         if not entries:
@@ -64,8 +64,8 @@ def _table_uses(rule, facts, table, annotations_when_constructed):
             continue
         par = facts.get_parent(node)
         if w is not None and w.annotation:
-            if annotations_when_constructed:
-                yield "annotation", qual, (node, par)
+            if annotations is not None:
+                annotations.append((node, par, qual, entries))
             continue
         if not (isinstance(par, ast.Call) and par.func is node):
             if not (isinstance(par, ast.keyword) or (isinstance(par, ast.Call)
@@ -82,9 +82,9 @@ def _table_uses(rule, facts, table, annotations_when_constructed):
             # no generic form in torch: a finding only where the profile offers one
             found = _profile_finding(rule, facts, node, par, qual)
             if found is not None:
-                yield "use", qual, found
+                yield qual, found
             continue
-        yield "use", qual, _finding(rule, facts, node, par, entry, target)
+        yield qual, _finding(rule, facts, node, par, entry, target)
 
 
 def _profile_finding(rule, facts, node, par, qual):
@@ -110,9 +110,8 @@ def _profile_finding(rule, facts, node, par, qual):
         why = f"; {o.note}" if o.note else ""
         edits = [Edit(s, e, repl)]
         for read in reads:  # `props.name` -> `props`
-            rs, re_ = facts.span(read)
-            vs, ve = facts.span(read.value)
-            edits.append(Edit(ve, re_, ""))
+            _, value_end = facts.span(read.value)
+            edits.append(Edit(value_end, facts.span(read)[1], ""))
         fix = make_fix(facts, f"Use `{repl}`{why}", edits, expr, safe=o.safe)
         return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
                                f"{facts.profile} profile has `{repl}`", fix)
@@ -134,21 +133,13 @@ def _only_attribute_reads(facts, call, attribute) -> list:
     reads = []
     for n in ast.walk(scope):
         if isinstance(n, ast.Name) and n.id == name and n is not stmt.targets[0]:
-            par = facts.get_parent(n) or _parent_in(scope, n)
+            par = facts.tree_parent(n)
             if isinstance(n.ctx, ast.Load) and isinstance(par, ast.Attribute) \
                     and par.value is n and par.attr == attribute:
                 reads.append(par)
             else:
                 return []
     return reads
-
-
-def _parent_in(scope, node):
-    for n in ast.walk(scope):
-        for child in ast.iter_child_nodes(n):
-            if child is node:
-                return n
-    return None
 
 
 def _guards_cuda_only_code(facts, call, qual) -> bool:
@@ -168,22 +159,20 @@ def _guards_cuda_only_code(facts, call, qual) -> bool:
         and cur.test.operand is call
     if negated and not cur.orelse and cur.body and isinstance(cur.body[-1], (ast.Return,
                                                                           ast.Raise)):
-        block = _enclosing_block(facts, call, cur)
+        block = _enclosing_block(facts, cur)
         if block is not None:
             rest = block[block.index(cur) + 1:]
             return bool(rest) and guards_cuda_only(facts, rest)
     return False
 
 
-def _enclosing_block(facts, node, stmt):
-    """The statement list holding `stmt`, searched in the function around `node`."""
-    w = facts.where_of(node)
-    root = w.function if w is not None and w.function is not None else facts.tree
-    for n in ast.walk(root):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(n, field, None)
-            if isinstance(block, list) and stmt in block:
-                return block
+def _enclosing_block(facts, stmt):
+    """The statement list holding `stmt`."""
+    par = facts.tree_parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(par, field, None)
+        if isinstance(block, list) and any(st is stmt for st in block):
+            return block
     return None
 
 

@@ -6,7 +6,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
-from devlint.rules._api_table import table_findings
+from devlint.rules._api_table import table_findings, target_of
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -97,7 +97,7 @@ class TorchCudaApi(Rule):
         if not facts.api_strings or facts.cuda_alike:
             return
         table = entries_by_name(self.code)
-        target = facts.settings.target_torch_tuple(facts.profile)
+        target = target_of(facts)
         for node in facts.api_strings:
             call = facts.get_parent(node)
             if not (isinstance(call, ast.Call) and call.args and call.args[0] is node):
