@@ -59,6 +59,9 @@ class IsCudaBranch(Rule):
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
         Valid('if x.is_cuda:\n    from pkg.nvidia.ops import fused\n    f = fused\n'),
         Valid('if d.type == "cuda" and not current_platform.is_cuda():\n    raise ValueError(d)\n'),
+        # the assigned test in a CUDA-only function
+        Valid('def setup_nccl(cfg, n):\n    is_gpu = cfg.device_type == "cuda"\n'
+              '    if is_gpu and n > 8:\n        enable_chunking()\n'),
         # the assigned test only guards CUDA-only code
         Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
               '        torch.cuda.nvtx.range_push("x")\n'),
@@ -86,9 +89,9 @@ class IsCudaBranch(Rule):
             if node.value != "cuda":
                 continue
             compare = facts.get_parent(node)
-            if not isinstance(compare, ast.Compare) or skipped(facts, compare, api=True):
+            if not isinstance(compare, ast.Compare) or skipped(facts, node, api=True):
                 continue
-            ifs = _assigned_test_uses(facts, compare)
+            ifs = _assigned_test_uses(facts, node, compare)
             if not ifs or any(guards_cuda_only(facts, st.body) or _asks_platform(facts, st.test)
                               for st in ifs):
                 continue
@@ -129,10 +132,10 @@ class IsCudaBranch(Rule):
                                       "every non-CUDA accelerator", fix)
 
 
-def _assigned_test_uses(facts, compare):
+def _assigned_test_uses(facts, literal, compare):
     """`is_gpu = cfg.device_type == "cuda"` whose name later chooses an `if` branch in the
     same function: the `if` statements (none when the name is rebound or used otherwise)."""
-    w = facts.where_of(compare.comparators[0]) or facts.where_of(compare.left)
+    w = facts.where_of(literal)
     stmt = w.statement if w is not None else None
     if not (isinstance(stmt, ast.Assign) and stmt.value is compare and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)):
