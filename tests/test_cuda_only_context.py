@@ -74,3 +74,30 @@ def test_annotation_follows_a_constructed_class_not_parameters():
             "        self.e = torch.cuda.Event()\n\n"
             "    def use(self, e: torch.cuda.Event) -> torch.cuda.Event:\n        return e\n")
     assert [d.location[0] for d in devlint.check_source(text, path="pkg/m.py")] == [6, 7]
+
+
+def test_building_against_the_cuda_toolkit_makes_a_module_cuda_only():
+    generic = "import torch\n\n\ndef load(t):\n    return t.cuda()\n"
+    ext = ("import os\nimport torch.utils.cpp_extension\n\n"
+           "INC = os.path.join(torch.utils.cpp_extension.CUDA_HOME, 'include')\n\n\n"
+           "def load(t):\n    return t.cuda()\n")
+    assert codes(generic) == ["DL102"] and codes(ext) == []
+    # under a platform test it is one platform's path, not the module's
+    guarded = ext.replace("INC = os.path", "if current_platform.is_cuda():\n    INC = os.path")
+    assert codes(guarded) == ["DL102"]
+
+
+def test_amd_kernel_stacks_are_cuda_alike():
+    text = "import torch\n\n\ndef launch(k):\n    k(stream=torch.cuda.current_stream())\n"
+    assert codes(text, path="pkg/ops/decode.py") == ["DL401"]
+    assert codes(text, path="pkg/ops/flydsl_decode.py") == []
+    assert codes("import flydsl\n" + text, path="pkg/ops/decode.py") == []
+    # device literals are still reported in AMD code (DL1xx)
+    assert codes("import torch\nx = torch.zeros(2, device='cuda')\n",
+                 path="pkg/ops/flydsl_decode.py") == ["DL103"]
+
+
+def test_cute_dsl_modules_are_cuda_only():
+    text = "import torch\nx = torch.zeros(2, device='cuda')\n"
+    assert codes(text, path="pkg/ops/attn.py") == ["DL103"]
+    assert codes(text, path="pkg/ops/attn_cutedsl.py") == []

@@ -25,6 +25,13 @@ INTERESTING_STRING = re.compile(r"cuda(?::\d+)?|nccl|gloo|hccl|xccl|CUDA_VISIBLE
 # and `is_rocm()` cover ROCm too, where upstream still derives devices from the platform
 # (vLLM fixed `device="cuda"` under `if current_platform.is_rocm():`).
 _PLATFORM_CUDA_QUERIES = {"is_cuda"}
+# A platform dispatch: an if/elif chain in which one arm tests for CUDA (`is_cuda_alike()`,
+# `is_cuda()`, `torch.cuda.is_available()`) and another names a non-CUDA platform gives each
+# platform its own code; the CUDA arm's literals are that platform's own (SPEC 3, dispatch).
+_CUDA_ARM_QUERIES = {"is_cuda", "is_cuda_alike", "torch.cuda.is_available"}
+_OTHER_PLATFORM_QUERIES = {"is_xpu", "is_tpu", "is_cpu", "is_hpu", "is_npu", "is_mps",
+                           "is_neuron", "is_out_of_tree"}
+_OTHER_PLATFORM_MODULES = ("torch.xpu", "torch.mps", "torch.npu", "torch.hpu", "torch.backends.mps")
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
 # `device = "cuda:0"` below it); it is itself a DL401 finding.
@@ -305,18 +312,51 @@ def _runtime_reason(tree: ast.Module, text: str) -> str | None:
     def marker(name):
         return name in exact or name.startswith(prefixes)
 
-    for n in ast.walk(tree):
+    for n in _outside_platform_tests(tree):
         t = type(n)
         if t is ast.Name and marker(n.id):
-            return f"it uses CUDA IPC or the CUDA runtime (`{n.id}`)"
+            return f"it uses CUDA IPC, the CUDA runtime or toolkit (`{n.id}`)"
         if t is ast.Attribute and marker(n.attr):
-            return f"it uses CUDA IPC or the CUDA runtime (`.{n.attr}`)"
+            return f"it uses CUDA IPC, the CUDA runtime or toolkit (`.{n.attr}`)"
         if t is ast.alias and marker(n.name.rsplit(".", 1)[-1]):
-            return f"it uses CUDA IPC or the CUDA runtime (imports `{n.name}`)"
+            return f"it uses CUDA IPC, the CUDA runtime or toolkit (imports `{n.name}`)"
         if t is ast.keyword and n.arg in keywords and not (
                 isinstance(n.value, ast.Constant) and not n.value.value):
             return f"it uses CUDA IPC (`{n.arg}=`)"
     return None
+
+
+_PLATFORM_TEST_NAMES = {"is_cuda", "is_cuda_alike", "is_rocm"} | {
+    "is_xpu", "is_tpu", "is_cpu", "is_hpu", "is_npu", "is_mps", "is_neuron", "is_out_of_tree"}
+
+
+def _is_platform_test(test) -> bool:
+    """A test that names a platform (`current_platform.is_cuda_alike()`, `not is_rocm()`,
+    `torch.cuda.is_available()`, and `and`/`or` of them)."""
+    if isinstance(test, ast.UnaryOp):
+        return _is_platform_test(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return any(_is_platform_test(v) for v in test.values)
+    if isinstance(test, ast.Call):
+        f = test.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        return name in _PLATFORM_TEST_NAMES or (
+            name == "is_available" and isinstance(f, ast.Attribute)
+            and getattr(f.value, "attr", None) in ("cuda", "xpu", "mps", "npu"))
+    return False
+
+
+def _outside_platform_tests(tree):
+    """The nodes of a module outside `if <platform test>:` blocks: code that dispatches on the
+    platform uses the CUDA runtime where it is CUDA (kv_offload's `host_register`)."""
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.If) and _is_platform_test(n.test):
+            stack.append(n.test)
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
 
 
 def _profile_folder_reason(path: str, profile: str) -> str | None:
@@ -506,8 +546,8 @@ def _token_rows(pattern, text: str, starts: list):
         pos = starts[row] if row < len(starts) else end
 
 
-_VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|flashinfer|deepep|deep_gemm|nvshmem|nvfp4"
-                          r"|cublas|cudnn|nvtx|nvml|nvls|nixl_?ep")
+_VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|cutedsl|flashinfer|deepep|deep_gemm"
+                          r"|nvshmem|nvfp4|cublas|cudnn|nvtx|nvml|nvls|nixl_?ep")
 # direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
 # among them: torch.xpu.XPUGraph and friends give them a generic form
 # (CUDA IPC makes the whole module CUDA-only: cuda_only.toml `runtime`)
@@ -571,6 +611,8 @@ class _Descent:
         self.hot = hot
         self.query_alias: dict = {}
         self.project_api = project_api_names()  # a project's own CUDA-only helpers
+        self.dispatch_arms: set = set()  # ids of `if`s that are a dispatch's CUDA arm
+        self.chained: set = set()  # ids of `if`s already seen as part of a chain
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -606,6 +648,38 @@ class _Descent:
             return Where(where.function, where.klass, True, where.tensor_guard, None,
                          where.level)
         return where
+
+    def _platform_query(self, test) -> str | None:
+        """"cuda" or "other" for a bare platform query (`current_platform.is_xpu()`,
+        `torch.cuda.is_available()`), else None."""
+        if not isinstance(test, ast.Call):
+            return None
+        func = test.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        q = self.f.qualname(func) or ""
+        if name in _OTHER_PLATFORM_QUERIES or (
+                name == "is_available" and q.startswith(_OTHER_PLATFORM_MODULES)):
+            return "other"
+        if name in _CUDA_ARM_QUERIES or q in _CUDA_ARM_QUERIES:
+            return "cuda"
+        return None
+
+    def _mark_dispatch(self, head: ast.If) -> None:
+        """Record the CUDA arm of an if/elif chain that also has an arm for another platform
+        (the chain is seen once, from its head)."""
+        if id(head) in self.chained:
+            return
+        arms = []
+        node = head
+        while isinstance(node, ast.If):
+            self.chained.add(id(node))
+            arms.append(node)
+            node = node.orelse[0] if len(node.orelse) == 1 else None
+        kinds = [self._platform_query(a.test) for a in arms]
+        if "other" in kinds:
+            for arm, kind in zip(arms, kinds):
+                if kind == "cuda":
+                    self.dispatch_arms.add(id(arm))
 
     def _query_aliases(self, body):
         """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too."""
@@ -650,6 +724,9 @@ class _Descent:
             polarity, tensor = self.cuda_test(stmt.test)
             if _is_type_checking(stmt.test):
                 polarity, tensor = 1, None  # stubs for type checkers never run
+            self._mark_dispatch(stmt)
+            if id(stmt) in self.dispatch_arms:
+                polarity, tensor = 1, None
             body_w = self._guarded(where, polarity > 0, tensor)
             else_w = self._guarded(where, polarity < 0, None)
             self.block(stmt.body, body_w)

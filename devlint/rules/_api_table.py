@@ -48,15 +48,25 @@ def target_of(facts):
     return facts.settings.target_torch_tuple(facts.profile)
 
 
+def _patched_apis(facts) -> frozenset:
+    """The `torch.cuda.X` a module assigns (`torch.cuda.set_stream = _patched_set_stream`):
+    its own calls of X then mean its replacement, which the generic API would bypass."""
+    return frozenset(q for node, q in facts.torch_refs
+                     if isinstance(getattr(node, "ctx", None), ast.Store))
+
+
 def _table_uses(rule, facts, table, target, annotations):
     """(qual, diagnostic) for each reported use; each annotation that may be tied to one is
     appended to `annotations` (None: annotations are not considered)."""
+    patched = facts.memo("patched_apis", lambda: _patched_apis(facts))
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
         if not entries:
             if rule.code != "DL401" or qual not in profile_overrides(facts.profile):
                 continue
             entries = ()  # a project's own CUDA-only helper the profile replaces
+        if qual in patched:
+            continue  # the module replaced `torch.cuda.X` with its own: it calls that one
         if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)

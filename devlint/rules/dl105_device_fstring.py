@@ -13,7 +13,9 @@ class DeviceFstring(Rule):
     """
     ## What it does
     Flags device strings built from a CUDA prefix: `f"cuda:{i}"`, `"cuda:%d" % i`,
-    `"cuda:" + str(i)`, `"cuda:{}".format(i)`.
+    `"cuda:" + str(i)`, `"cuda:{}".format(i)`. Not in the CUDA arm of a platform dispatch
+    (an `if`/`elif` chain that also has an arm for `is_xpu()`, `is_cpu()`, ...): each arm
+    names its own platform's device there (this holds for every device-literal rule).
 
     ## Why is this bad?
     The index is generic, the prefix is not: `f"cuda:{rank}"` names a device that only NVIDIA
@@ -50,8 +52,16 @@ class DeviceFstring(Rule):
         Valid('msg = f"{device_type}:{i}"\n'),
         Valid('if current_platform.is_cuda():\n    d = f"cuda:{i}"\n'),
         Valid('logger.info("running on cuda:%d", i)\n'),
+        # a platform dispatch: each platform's arm names its own device
+        Valid('if current_platform.is_cuda_alike():\n    d = f"cuda:{visible(i)}"\n'
+              'elif current_platform.is_xpu():\n    d = f"xpu:{i}"\nelse:\n    d = "cpu"\n'),
     ]
     invalid = [
+        # `is_cuda_alike()` alone covers ROCm too, where the device comes from the platform
+        Invalid('if current_platform.is_cuda_alike():\n    d = f"cuda:{i}"\n',
+                'from vllm.platforms import current_platform\n'
+                'if current_platform.is_cuda_alike():\n    d = f"{current_platform.device_type}:{i}"\n',
+                profile="vllm"),
         Invalid('d = f"cuda:{i}"\n',
                 'from vllm.platforms import current_platform\nd = f"{current_platform.device_type}:{i}"\n',
                 profile="vllm"),

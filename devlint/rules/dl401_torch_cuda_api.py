@@ -61,6 +61,9 @@ class TorchCudaApi(Rule):
         Valid("class A:\n    def f(self):\n        self.cuda.synchronize()\n"),
         Valid("import torch\nok = 1 if torch.cuda.is_available() else 0\n"),
         Valid("import torch\ntorch.cuda.synchronize = lambda: None\n"),
+        # the module replaced the API with its own: its calls mean the replacement
+        Valid("import torch\nprev = torch.cuda.set_stream\n\n\ndef patched(s):\n    prev(s)\n\n\n"
+              "torch.cuda.set_stream = patched\n\n\ndef use(s):\n    torch.cuda.set_stream(s)\n"),
         Valid("cuda = make()\ncuda.synchronize()\n"),
         Valid("import torch\nprint(f'CUDA available: {torch.cuda.is_available()}')\n"),
         Valid("import torch\nlogger.info('devices: %d', torch.cuda.device_count())\n"),
