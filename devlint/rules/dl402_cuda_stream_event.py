@@ -6,6 +6,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.engine.fixkit import make_fix
 from devlint.rules._api_table import table_findings
+from devlint.profiles.torch_api import entries_by_name
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -54,6 +55,8 @@ class CudaStreamEvent(Rule):
     summary = "CUDA-only stream or event"
 
     valid = [
+        # the block is CUDA-only code: a platform guard is its fix, not `with s:`
+        Valid("import torch\nwith torch.cuda.stream(s):\n    torch.cuda.current_blas_handle()\n"),
         Valid("import torch\ne = torch.Event()\n"),
         Valid("import torch\n\n\ndef f(s: torch.cuda.Stream | None):\n    return s\n"),
         Valid("import torch\nwith torch.accelerator.device_index(0):\n    pass\n"),
@@ -89,6 +92,11 @@ class CudaStreamEvent(Rule):
             w_stmt = facts.get_parent(call)
             if isinstance(w_stmt, (ast.With, ast.AsyncWith)) and _only_ipc_events(w_stmt.body):
                 continue  # the stream only orders CUDA IPC events: CUDA-only by construction
+            if isinstance(w_stmt, (ast.With, ast.AsyncWith)) and all(
+                    _cuda_only_call(facts, st) for st in w_stmt.body):
+                # every statement is CUDA-only code (`torch.cuda.current_blas_handle()`): the
+                # block needs a platform guard, and `with s:` alone would not make it portable
+                continue
             fix = None
             in_with = isinstance(facts.get_parent(call), (ast.With, ast.AsyncWith))
             if in_with and len(call.args) == 1 and not call.keywords \
@@ -98,6 +106,17 @@ class CudaStreamEvent(Rule):
                 fix = make_fix(facts, f"Enter the stream itself: `with {arg}:`",
                                [Edit(s, e, arg)], (), safe=False)
             yield self.diagnostic(facts, call, f"`{facts.source(call)}` is CUDA-only", fix)
+
+
+def _cuda_only_call(facts, stmt) -> bool:
+    """`torch.cuda.current_blas_handle()` (or `_ = ...`): a call of a `torch.cuda` API that no
+    table maps to a generic form."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if not isinstance(value, ast.Call):
+        return False
+    q = facts.qualname(value.func) or ""
+    return q.startswith("torch.cuda.") and not any(
+        q in entries_by_name(code) for code in ("DL401", "DL402", "DL403", "DL404"))
 
 
 def _only_ipc_events(body) -> bool:
