@@ -220,8 +220,25 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
     if use_stdin:
         return _check_stdin(name, stdin_filename is not None, settings, force_exclude, add_noqa,
                             **opts)
-    results = _run(runner, tasks, "check" if add_noqa else mode, unsafe, jobs, quiet,
-                   cache=_run_cache())
+    cache = _run_cache()
+    results = _run(runner, tasks, "check", unsafe, jobs, quiet, cache=cache)
+    exempt = _project_exemptions(results, cache)
+    if mode != "check" and not add_noqa:
+        # the fix pass, over the files with a fix the project stage leaves to apply
+        from devlint.engine import project
+        from devlint.engine.fixer import applicable
+
+        todo = [i for i, r in enumerate(results)
+                if any(applicable(d, unsafe) for d in project.filtered(
+                    r.diagnostics, exempt.get(os.path.abspath(r.path))))]
+        fixed = _run(runner, [tasks[i] for i in todo], mode, unsafe, jobs, quiet, cache=cache,
+                     exempt=exempt) if todo else []
+        for i, res in zip(todo, fixed):
+            results[i] = res
+    if exempt:
+        from devlint.engine import project
+
+        project.apply(results, exempt)
     if add_noqa:
         return _add_noqa(results, tasks, quiet)
     if changed is not None:
@@ -229,6 +246,15 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
             r.diagnostics = [d for d in r.diagnostics
                              if changed.covers(d.path, d.location[0], d.end_location[0])]
     return _finish(results, **opts)
+
+
+def _project_exemptions(results, cache) -> dict:
+    """Stage 5 (devlint/engine/project.py): findings the package around a file explains."""
+    if not any(r.diagnostics for r in results):
+        return {}
+    from devlint.engine import project
+
+    return project.exemptions(results, cache)
 
 
 def _run(runner, tasks, mode, unsafe, jobs, quiet, **extra):

@@ -43,6 +43,12 @@ class Diagnostic:
     noqa_row: int | None = None
     # edits' positions, filled in by the engine: [(loc, end_loc), ...]
     edit_locations: list = field(default_factory=list)
+    # the module-level function holding the finding, filled in by the engine (the project
+    # stage exempts functions by name)
+    scope: str | None = None
+    # a use of a table API (`torch.cuda.X` with a same-call generic form): reported under CUDA
+    # guards too, where the literal rules are not
+    table_api: bool = False
 
     @property
     def fixable(self) -> bool:

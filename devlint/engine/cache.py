@@ -134,6 +134,10 @@ class Cache:
         self.hits = 0
         self.misses = 0
 
+    def side_file(self, *parts: str) -> str:
+        """A file of another stage's own data, under this engine's cache directory."""
+        return os.path.join(self._base, *parts)
+
     # entry: [mtime_ns, size, ino, digest, time the file was read, encoded diagnostics]
     def _where(self, path: str, kind: str, settings) -> tuple[str, str]:
         skey = self._settings_keys.get(id(settings))

@@ -54,9 +54,10 @@ def enabled_codes(settings, path: str) -> frozenset:
     return codes
 
 
-def lint_text(path: str, text: str, settings, codes: frozenset | None = None):
+def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
+              out: dict | None = None):
     """Diagnostics for one Python source (positions filled, suppressions applied).
-    A syntax error becomes one DL999 diagnostic."""
+    A syntax error becomes one DL999 diagnostic. out: receives the parsed tree ("tree")."""
     if codes is None:
         codes = enabled_codes(settings, path)
     try:
@@ -65,6 +66,8 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None):
         if isinstance(e, SyntaxError):
             return [syntax_error_diagnostic(path, text, e)]
         return [syntax_error_diagnostic(path, text, SyntaxError(str(e)))]
+    if out is not None:
+        out["tree"] = tree
     if not codes:
         return []
     facts = build_facts(path, text, settings, tree)
@@ -84,6 +87,7 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None):
     locate(diags, facts.locator)
     for d in diags:
         stmt_rows.append(_statement_row(facts, d))
+        d.scope = _module_function(facts, d.location[0])
     sups = suppression.parse_suppressions(text)
     diags = suppression.apply_suppressions(diags, sups, stmt_rows)
     if check_unused and sups:
@@ -119,6 +123,19 @@ def _statement_row(facts, d) -> int:
     if i < 0:
         return row
     return _descend_row(body[i], row, row)
+
+
+def _module_function(facts, row: int) -> str | None:
+    """The module-level function whose lines (decorators included) hold `row`."""
+    import bisect
+
+    body = facts.tree.body
+    firsts = facts.memo("body_firsts", lambda: [
+        min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", ())]) for s in body])
+    i = bisect.bisect_right(firsts, row) - 1
+    if i < 0 or row > (body[i].end_lineno or body[i].lineno):
+        return None
+    return body[i].name if isinstance(body[i], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _descend_row(stmt, row, best):

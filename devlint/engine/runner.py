@@ -37,6 +37,10 @@ class FileResult:
     internal_error: str | None = None
     new_bytes: bytes | None = None  # fixed bytes not written yet (stdin mode, or until written)
     cached: bool = False  # the diagnostics came from the cache
+    # what the project stage needs of the file (its project imports ...), read from the bytes
+    # linted, and the stat key those bytes had
+    facts: dict | None = None
+    stat: tuple | None = None
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -76,13 +80,22 @@ def _linter(kind: str, path: str, settings):
     from devlint.engine.linter import lint_text
 
     codes = _enabled_codes(settings, path)
-    return lambda text: lint_text(path, text, settings, codes)
+    return lambda text, out=None: lint_text(path, text, settings, codes, out)
 
 
 def process_source(path: str, kind: str, data: bytes, settings, mode: str,
-                   unsafe: bool) -> FileResult:
-    """Lint (mode "check") or fix ("fix", "diff") one file's bytes. Never raises for bad input."""
+                   unsafe: bool, exempt=None, index: bool = False) -> FileResult:
+    """Lint (mode "check") or fix ("fix", "diff") one file's bytes. Never raises for bad input.
+
+    exempt: the project stage's Exemption for this file; its findings are not fixed (the
+    diagnostics returned are still all of them: the project stage drops them after the run,
+    and the cache keeps what the file alone says). index: record what the project stage
+    needs of the file (FileResult.facts) while its bytes are at hand."""
     res = FileResult(path)
+    if index and kind == "python" and mode == "check":
+        from devlint.engine.project import worker_facts
+
+        res.facts = worker_facts(path, data)
     if kind == "python" and not may_have_findings(data):
         return res
     try:
@@ -92,12 +105,25 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
         return res
     lint = _linter(kind, path, settings)
     if mode == "check":
-        res.diagnostics = lint(src.text)
+        if res.facts is None:
+            res.diagnostics = lint(src.text)
+            return res
+        out: dict = {}
+        res.diagnostics = lint(src.text, out)
+        if res.diagnostics and out.get("tree") is not None:
+            from devlint.engine.project import linted_facts
+
+            res.facts.update(linted_facts(path, src.text, out["tree"], res.diagnostics))
         return res
     from devlint.engine.fixer import fix_text
 
     validate = _validator(kind, path)
-    outcome = fix_text(src.text, lint, validate, unsafe)
+    fix_lint = lint
+    if exempt:
+        from devlint.engine.project import filtered
+
+        fix_lint = lambda text: filtered(lint(text), exempt)  # noqa: E731
+    outcome = fix_text(src.text, fix_lint, validate, unsafe)
     new_text = outcome.text
     res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
     if new_text != src.text and kind == "python" and len(new_text) <= LIBCST_MAX_CHARS:
@@ -139,7 +165,7 @@ def _read(path: str):
 
 
 def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
-              expect: str | None = None):
+              expect: str | None = None, exempt=None, index: bool = False):
     """Read and process one file, writing nothing: (FileResult, stamp). With `expect` (a cached
     digest) and the same bytes on disk, the result is an empty FileResult marked cached: the
     caller takes the diagnostics from the cache."""
@@ -150,7 +176,7 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
     if expect is not None and stamp[1] == expect:
         return FileResult(path, cached=True), stamp
     try:
-        return process_source(path, kind, data, settings, mode, unsafe), stamp
+        return process_source(path, kind, data, settings, mode, unsafe, exempt, index), stamp
     except Exception as e:  # a bug in a rule must not stop the run
         return FileResult(path, internal_error=_internal_error(e)), None
 
@@ -193,8 +219,8 @@ def _init_worker(settings_table) -> None:
 
 
 def _work(item):
-    i, path, kind, s, mode, unsafe, expect = item
-    res, stamp = lint_file(path, kind, _WORKER_SETTINGS[s], mode, unsafe, expect)
+    i, path, kind, s, mode, unsafe, expect, exempt, index = item
+    res, stamp = lint_file(path, kind, _WORKER_SETTINGS[s], mode, unsafe, expect, exempt, index)
     return i, res, stamp
 
 
@@ -231,29 +257,38 @@ def _raise_interrupted(signum, frame):
     raise Interrupted(signum)
 
 
-def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, progress=None):
+def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, progress=None,
+        exempt=None):
     """tasks: [(path, kind, settings)] -> [FileResult] in task order.
 
     cache: a devlint.engine.cache.Cache or None. progress: called with a count of files done.
+    exempt: {absolute path: Exemption} from the project stage (fix modes: not fixed).
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return _run(tasks, mode, unsafe, jobs, cache, progress)
+        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {})
     old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     for sig in old:
         signal.signal(sig, _raise_interrupted)
     try:
-        return _run(tasks, mode, unsafe, jobs, cache, progress)
+        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {})
     finally:
         for sig, handler in old.items():
             if handler is not None:  # None: a handler installed from C, left in place
                 signal.signal(sig, handler)
 
 
-def _run(tasks, mode, unsafe, jobs, cache, progress):
+def _run(tasks, mode, unsafe, jobs, cache, progress, exempt):
     from devlint.engine.fixer import applicable
+
+    def exemption(path):
+        return exempt.get(os.path.abspath(path)) if exempt else None
+
+    # on runs big enough for a pool, the workers index each file they read for the project
+    # stage (a handful of files leaves it to the project stage, and its store)
+    index = len(tasks) >= SERIAL_BELOW
 
     results: list = [None] * len(tasks)
     todo = []  # (size, index, expected digest)
@@ -280,11 +315,15 @@ def _run(tasks, mode, unsafe, jobs, cache, progress):
         if res.cached:
             diags = cache.confirmed(path, kind, settings, stamp) if cache else None
             if diags is None:  # the entry vanished or does not decode: lint after all
-                res, stamp = lint_file(path, kind, settings, mode, unsafe)
+                res, stamp = lint_file(path, kind, settings, mode, unsafe,
+                                       exempt=exemption(path))
             else:
                 res.diagnostics = diags
                 if mode != "check" and any(applicable(d, unsafe) for d in diags):
-                    res, stamp = lint_file(path, kind, settings, mode, unsafe)
+                    res, stamp = lint_file(path, kind, settings, mode, unsafe,
+                                           exempt=exemption(path))
+        if stamp is not None:
+            res.stat = tuple(stamp[0])
         _write(res, mode, stamp)
         if cache is not None and stamp is not None and not res.error \
                 and not res.internal_error and not res.cached:
@@ -297,11 +336,12 @@ def _run(tasks, mode, unsafe, jobs, cache, progress):
     workers = pool_size(len(todo), sum(t[0] for t in todo), jobs)
     try:
         if workers:
-            _run_pool(tasks, todo, mode, unsafe, workers, finish, results)
+            _run_pool(tasks, todo, mode, unsafe, workers, finish, results, exemption, index)
         for _, i, expect in todo:  # serial, or what a broken pool left
             if results[i] is None:
                 path, kind, settings = tasks[i]
-                finish(i, *lint_file(path, kind, settings, mode, unsafe, expect))
+                finish(i, *lint_file(path, kind, settings, mode, unsafe, expect,
+                                     exemption(path), index))
     finally:
         if cache is not None:
             cache.save()
@@ -327,19 +367,19 @@ def _remember(cache, res, stamp, mode, path, kind, settings):
     cache.store(path, kind, settings, stamp, res.diagnostics)
 
 
-def _run_pool(tasks, todo, mode, unsafe, workers, finish, results):
+def _run_pool(tasks, todo, mode, unsafe, workers, finish, results, exemption, index):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
     import multiprocessing as mp
 
     table: list = []
-    index: dict = {}
+    table_index: dict = {}
     for _, _, s in tasks:
-        if id(s) not in index:
-            index[id(s)] = len(table)
+        if id(s) not in table_index:
+            table_index[id(s)] = len(table)
             table.append(s)
-    items = [(i, tasks[i][0], tasks[i][1], index[id(tasks[i][2])], mode, unsafe, expect)
-             for _, i, expect in todo]
+    items = [(i, tasks[i][0], tasks[i][1], table_index[id(tasks[i][2])], mode, unsafe, expect,
+              exemption(tasks[i][0]), index) for _, i, expect in todo]
     # fork shares the imported engine with the workers; elsewhere, spawn re-imports it
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     chunk = max(1, min(16, len(items) // (workers * 16)))

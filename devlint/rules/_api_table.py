@@ -32,6 +32,7 @@ def table_findings(rule, facts, annotations_when_constructed=False):
     reported = set()
     for qual, diag in _table_uses(rule, facts, table, target, annotations):
         reported.add(qual)
+        diag.table_api = True
         yield diag
     if not annotations:
         return
@@ -41,7 +42,9 @@ def table_findings(rule, facts, annotations_when_constructed=False):
         if key is None:
             continue  # parameters and returns only describe values made elsewhere
         if qual in reported or qual in tied.get(key, ()):
-            yield _finding(rule, facts, node, par, best_entry(entries, target), target)
+            diag = _finding(rule, facts, node, par, best_entry(entries, target), target)
+            diag.table_api = True
+            yield diag
 
 
 def target_of(facts):

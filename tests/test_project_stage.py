@@ -1,0 +1,268 @@
+"""The project stage (devlint/engine/project.py): findings explained by the package around a
+file, read through real `devlint check` runs over small packages. Each case pairs the exempt
+form with the nearest form that stays a finding."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run(*args, cwd):
+    env = dict(os.environ)
+    env.pop("DEVLINT_OUTPUT_FORMAT", None)
+    return subprocess.run([sys.executable, "-m", "devlint", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env)
+
+
+def write(root, files: dict):
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        for d in [p.parent, *p.parent.parents]:
+            if d == root:
+                break
+            (d / "__init__.py").touch()
+        p.write_text(text)
+
+
+def findings(root, *paths, extra=("--no-cache",)):
+    r = run("check", "--output-format", "json", *extra, *(paths or ["pkg"]), cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
+                  for f in json.loads(r.stdout))
+
+
+KERNEL = textwrap.dedent("""\
+    import torch
+
+
+    def swap(addrs):
+        return addrs.to("cuda", non_blocking=True)
+
+
+    def swap_table(addrs):
+        torch.cuda.synchronize()
+        return addrs.to("cuda")
+    """)
+
+GUARDED_CALLER = textwrap.dedent("""\
+    from vllm.platforms import current_platform
+
+    from pkg.kernels import swap, swap_table
+
+
+    def select(fast):
+        if current_platform.is_xpu() or current_platform.is_rocm():
+            return None
+        return swap if fast else swap_table
+    """)
+
+
+@pytest.fixture
+def pkg(tmp_path):
+    write(tmp_path, {"pkg/kernels.py": KERNEL, "pkg/worker.py": GUARDED_CALLER})
+    return tmp_path
+
+
+def test_a_function_called_only_under_a_platform_test(pkg):
+    # the literals of both functions are exempt, like literals under an in-file CUDA guard;
+    # a table API stays a finding there too (the same call on CUDA)
+    assert findings(pkg) == [("pkg/kernels.py", 9, "DL401")]
+
+
+def test_one_unguarded_caller_keeps_the_findings(pkg):
+    write(pkg, {"pkg/other.py": "from pkg.kernels import swap\n\nswap(None)\n"})
+    # `swap_table` is still only called under the test
+    assert findings(pkg) == [("pkg/kernels.py", 5, "DL101"), ("pkg/kernels.py", 9, "DL401")]
+
+
+def test_a_caller_through_the_module_object_is_not_followed(pkg):
+    write(pkg, {"pkg/other.py": "import pkg.kernels\n\npkg.kernels.swap(None)\n"})
+    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
+
+
+def test_a_function_its_own_module_calls_elsewhere_keeps_its_findings(pkg):
+    write(pkg, {"pkg/kernels.py": KERNEL + "\n\nDEFAULT = swap(None)\n"})
+    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
+
+
+def test_in_module_callers_that_run_on_cuda_only_count(tmp_path):
+    write(tmp_path, {k: textwrap.dedent(v) for k, v in {
+        "pkg/warm.py": """\
+            import torch
+
+
+            def _state(t):
+                if t.is_cuda:
+                    return 1
+                return 0
+
+
+            def warmup(t):
+                return _state(t)
+            """,
+        "pkg/tune.py": """\
+            from pkg.warm import warmup
+
+
+            def flashinfer_autotune(t):
+                warmup(t)
+            """,
+    }.items()})
+    assert findings(tmp_path) == []
+    write(tmp_path, {"pkg/tune.py": "from pkg.warm import warmup\n\n\ndef autotune(t):\n"
+                                    "    warmup(t)\n"})
+    assert findings(tmp_path) == [("pkg/warm.py", 5, "DL202")]
+
+
+def test_a_pre_commit_run_over_one_file_judges_it_like_the_whole_tree(pkg):
+    assert findings(pkg, "pkg/kernels.py") == findings(pkg)
+
+
+CUDA_ONLY_CHAIN = {k: textwrap.dedent(v) for k, v in {
+    "pkg/offload/cuda_mem_ops.py": """\
+        def copy_blocks(src, dst):
+            return src, dst
+        """,
+    "pkg/offload/copy_backend.py": """\
+        from pkg.offload.cuda_mem_ops import copy_blocks
+
+
+        class DmaBackend:
+            def copy(self, src, dst):
+                return copy_blocks(src, dst)
+        """,
+    "pkg/offload/worker.py": """\
+        import torch
+
+        from pkg.offload.copy_backend import DmaBackend
+
+
+        class Worker:
+            def setup(self):
+                self.stream = torch.cuda.Stream()
+                self.backend = DmaBackend()
+        """,
+}.items()}
+
+
+def test_a_module_that_always_calls_a_cuda_only_module_is_cuda_only(tmp_path):
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    assert findings(tmp_path) == []
+
+
+def test_a_conditional_call_does_not_make_a_module_cuda_only(tmp_path):
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {"pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"].replace(
+        "        self.backend = DmaBackend()",
+        "        if self.fast:\n            self.backend = DmaBackend()")})
+    assert findings(tmp_path) == [("pkg/offload/worker.py", 8, "DL402")]
+
+
+def test_a_module_that_names_another_platform_is_not_cuda_only(tmp_path):
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {"pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"]
+                     + "\n\ndef on_xpu(p):\n    return p.is_xpu()\n"})
+    assert findings(tmp_path) == [("pkg/offload/worker.py", 8, "DL402")]
+
+
+def test_chains_longer_than_two_calls_do_not_count(tmp_path):
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {
+        "pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"].replace(
+            "import torch\n", "import torch\n\nfrom pkg.offload.runner import run\n"),
+        "pkg/offload/runner.py": "from pkg.offload.worker import Worker\n\n\n"
+                                 "def run():\n    return Worker()\n",
+        "pkg/engine.py": "import torch\n\nfrom pkg.offload.runner import run\n\n\n"
+                         "def start():\n    run()\n    return torch.cuda.Stream()\n",
+    })
+    # engine -> runner -> worker -> copy_backend -> cuda_mem_ops: too far to follow
+    assert findings(tmp_path) == [("pkg/engine.py", 8, "DL402")]
+
+
+def test_a_test_double_of_a_cuda_only_module(tmp_path):
+    write(tmp_path, {k: textwrap.dedent(v) for k, v in {
+        "pkg/fs/client.py": """\
+            import os
+
+            import torch.utils.cpp_extension
+
+            INCLUDE = os.path.join(torch.utils.cpp_extension.CUDA_HOME, "include")
+
+
+            class Client:
+                pass
+            """,
+        "pkg/fs/utils/mock_client.py": """\
+            import torch
+
+
+            class Client:
+                def wait(self, event):
+                    torch.cuda.current_stream().wait_event(event)
+            """,
+        "pkg/fs/connector.py": """\
+            import torch
+
+            try:
+                from pkg.fs.client import Client as _Real
+
+                Client = _Real
+            except ImportError:
+                from pkg.fs.utils.mock_client import Client as _Mock
+
+                Client = _Mock
+
+
+            class Connector:
+                def __init__(self):
+                    self.client = Client()
+                    self.event = torch.cuda.Event()
+            """,
+    }.items()})
+    assert findings(tmp_path) == []
+    # a fallback that is not a test double is another implementation: both stay findings
+    (tmp_path / "pkg/fs/utils/mock_client.py").rename(tmp_path / "pkg/fs/utils/py_client.py")
+    conn = tmp_path / "pkg/fs/connector.py"
+    conn.write_text(conn.read_text().replace("mock_client", "py_client"))
+    assert findings(tmp_path) == [("pkg/fs/connector.py", 16, "DL402"),
+                                  ("pkg/fs/utils/py_client.py", 6, "DL401")]
+
+
+def test_fix_leaves_exempt_code_alone_and_is_idempotent(pkg):
+    write(pkg, {"pkg/model.py": 'import torch\n\nx = torch.zeros(2, device="cuda")\n'})
+    r = run("check", "--fix", "--no-cache", "pkg", cwd=pkg)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "2 fixed, 0 remaining" in r.stdout
+    assert 'device="cuda"' not in (pkg / "pkg/model.py").read_text()
+    assert (pkg / "pkg/kernels.py").read_text() == textwrap.dedent(KERNEL).replace(
+        "torch.cuda.synchronize()", "torch.accelerator.synchronize()")
+    before = {p: p.read_text() for p in (pkg / "pkg").rglob("*.py")}
+    run("check", "--fix", "--no-cache", "pkg", cwd=pkg)
+    assert {p: p.read_text() for p in (pkg / "pkg").rglob("*.py")} == before
+
+
+def test_the_stage_store_gives_the_same_answer_warm_and_after_a_change(pkg):
+    cache = ["--cache-dir", str(pkg / ".cache")]
+    cold = findings(pkg, extra=cache)
+    assert findings(pkg, extra=cache) == cold == findings(pkg)
+    # an unguarded caller appears: the stored answer must not be reused
+    write(pkg, {"pkg/other.py": "from pkg.kernels import swap\n\nswap(None)\n"})
+    st = os.stat(pkg / "pkg/other.py")
+    os.utime(pkg / "pkg/other.py", ns=(st.st_atime_ns, st.st_mtime_ns - 10**10))
+    assert findings(pkg, extra=cache) == findings(pkg) != cold
+
+
+def test_rocm_files_and_tests_are_not_cuda_only_by_what_they_call(tmp_path):
+    body = ("import torch\n\nfrom pkg.offload.copy_backend import DmaBackend\n\n\n"
+            "def setup():\n    DmaBackend()\n    return torch.zeros(2, device=\"cuda\")\n")
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {"pkg/offload/rocm_worker.py": body, "pkg/tests/test_worker.py": body,
+                     "pkg/offload/plain.py": body})
+    assert findings(tmp_path) == [("pkg/offload/rocm_worker.py", 8, "DL103"),
+                                  ("pkg/tests/test_worker.py", 8, "DL103")]
