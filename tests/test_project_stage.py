@@ -266,3 +266,104 @@ def test_rocm_files_and_tests_are_not_cuda_only_by_what_they_call(tmp_path):
                      "pkg/offload/plain.py": body})
     assert findings(tmp_path) == [("pkg/offload/rocm_worker.py", 8, "DL103"),
                                   ("pkg/tests/test_worker.py", 8, "DL103")]
+
+
+# --- uses that are not followed, or not on CUDA, keep the findings (review of afe31e5) ------
+
+@pytest.mark.parametrize("other", [
+    "from pkg import kernels\n\nkernels.swap(None)\n",
+    "from . import kernels\n\nkernels.swap(None)\n",
+    "import pkg\n\npkg.kernels.swap(None)\n",
+    "from pkg.kernels import *\n\nswap(None)\n",
+    "from pkg.kernels import \\\n    swap\n\nswap(None)\n",
+    "import os, pkg.kernels\n\npkg.kernels.swap(os)\n",
+    "import os; from pkg.kernels import swap\n\nswap(os)\n",
+    "from pkg.kernels import (  # a comment with a )\n    swap,\n)\n\nswap(None)\n",
+    "class Wrapper:\n    def swap(self, a):\n        from pkg.kernels import swap\n"
+    "        return swap(a)\n",
+    "from pkg.kernels import swap\n\n\ndef on(fn):\n    return fn\n\n\n@on(swap(None))\ndef g():\n"
+    "    pass\n",
+])
+def test_uses_the_stage_cannot_prove_on_cuda_keep_the_findings(pkg, other):
+    write(pkg, {"pkg/other.py": other})
+    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
+
+
+def test_a_re_export_is_not_followed(pkg):
+    write(pkg, {"pkg/__init__.py": "from typing import TYPE_CHECKING\n\nfrom .kernels import swap\n",
+                "pkg/user.py": "from pkg import swap\n\nswap(None)\n"})
+    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
+
+
+def test_ruling_out_the_cpu_alone_leaves_other_accelerators(pkg):
+    write(pkg, {"pkg/worker.py": GUARDED_CALLER.replace(
+        "current_platform.is_xpu() or current_platform.is_rocm()", "current_platform.is_cpu()")})
+    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
+    # ruling out XPU in a module that also names TPU leaves TPU in
+    write(pkg, {"pkg/worker.py": GUARDED_CALLER.replace(
+        "current_platform.is_rocm()", "current_platform.is_rocm()\n    ) and not (0\n    ")
+        + "\n\ndef tpu():\n    return current_platform.is_tpu()\n"})
+    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
+
+
+def test_a_decorator_runs_at_import_not_with_the_function(tmp_path):
+    write(tmp_path, {
+        "pkg/kernels.py": "import functools\n\nimport torch\n\n\n"
+                          "@functools.lru_cache(maxsize=torch.cuda.device_count())\n"
+                          "def swap(x):\n    return x\n",
+        "pkg/tune.py": "from pkg.kernels import swap\n\n\ndef flashinfer_autotune(x):\n"
+                       "    return swap(x)\n"})
+    assert findings(tmp_path) == [("pkg/kernels.py", 6, "DL401")]
+
+
+def test_vendored_code_is_not_cuda_only_for_its_callers(tmp_path):
+    write(tmp_path, {
+        "pkg/_vendor/tabulate.py": "def tabulate(rows):\n    return rows\n",
+        "pkg/report.py": "import torch\n\nfrom pkg._vendor.tabulate import tabulate\n\n\n"
+                         "def show(rows):\n    tabulate(rows)\n"
+                         "    return torch.zeros(2, device=\"cuda\")\n"})
+    assert findings(tmp_path) == [("pkg/report.py", 8, "DL103")]
+
+
+def test_a_module_that_asks_for_cuda_has_a_path_without_it(tmp_path):
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {"pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"]
+                     + "\n\ndef usable():\n    return torch.cuda.is_available()\n"})
+    assert ("pkg/offload/worker.py", 8, "DL402") in findings(tmp_path)
+
+
+def test_odd_files_in_the_package_do_not_break_the_stage(pkg):
+    write(pkg, {"pkg/deep.py": "from pkg.kernels import swap\n\nX = f" + "()" * 50000 + "\n",
+                "pkg/latin.py": "# -*- coding: latin-1 -*-\nfrom pkg.kernels import swap\n"})
+    (pkg / "pkg/latin.py").write_bytes((pkg / "pkg/latin.py").read_bytes() + b"S = '\xe9'\n")
+    r = run("check", "--no-cache", "pkg", cwd=pkg)
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr, r.stderr
+
+
+def _age(root, seconds=10):
+    for p in root.rglob("*.py"):
+        st = p.stat()
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 10**9))
+
+
+def test_warm_runs_reuse_the_store_and_agree_with_cold_ones(tmp_path):
+    # enough files for the workers to index them, all older than the racy window, so the
+    # fact store and the stage's answer are written and then read back
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {"pkg/kernels.py": KERNEL, "pkg/worker2.py": GUARDED_CALLER,
+                     "pkg/bom.py": "\ufeffimport torch\n\nx = torch.zeros(2, device='cuda')\n"})
+    for i in range(6):
+        write(tmp_path, {f"pkg/extra{i}.py": "import torch\n\nY = 1\n"})
+    _age(tmp_path)
+    cache = ["--cache-dir", str(tmp_path / ".cache")]
+    cold = findings(tmp_path)
+    assert findings(tmp_path, extra=cache) == cold
+    stores = list((tmp_path / ".cache").rglob("project/*.json"))
+    assert stores and all(p.stat().st_size > 2 for p in stores)
+    assert findings(tmp_path, extra=cache) == cold  # warm: the stored answer
+    assert findings(tmp_path, "pkg/bom.py", "pkg/offload/worker.py") == [
+        f for f in cold if f[0] in ("pkg/bom.py", "pkg/offload/worker.py")]
+    # a new unguarded caller: the stored answer is not reused
+    write(tmp_path, {"pkg/other.py": "from pkg.kernels import swap\n\nswap(None)\n"})
+    _age(tmp_path)
+    assert findings(tmp_path, extra=cache) == findings(tmp_path) != cold

@@ -419,7 +419,12 @@ def is_cuda_only_module(module: str, wrappers: bool = True) -> bool:
     parts = module.split(".")
     if not wrappers and (parts[-1] in imports or "platforms" in parts[:-1]):
         return False
-    return any(p in folders for p in parts[1:]) or _names_cuda_stem(stem_re, parts[-1])
+    # a vendored tree is exempt as a file, but vendoring says nothing about what it runs on
+    return any(p in folders and p not in VENDORED for p in parts[1:]) \
+        or _names_cuda_stem(stem_re, parts[-1])
+
+
+VENDORED = frozenset({"third_party", "vendor", "vendored", "_vendor"})
 
 
 def _names_cuda_stem(stem_re, stem: str) -> bool:

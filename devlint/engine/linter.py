@@ -126,7 +126,8 @@ def _statement_row(facts, d) -> int:
 
 
 def _module_function(facts, row: int) -> str | None:
-    """The module-level function whose lines (decorators included) hold `row`."""
+    """The module-level function whose body holds `row` (its decorators, defaults and
+    annotations run at import, not with the function)."""
     import bisect
 
     body = facts.tree.body
@@ -135,7 +136,10 @@ def _module_function(facts, row: int) -> str | None:
     i = bisect.bisect_right(firsts, row) - 1
     if i < 0 or row > (body[i].end_lineno or body[i].lineno):
         return None
-    return body[i].name if isinstance(body[i], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    stmt = body[i]
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.body:
+        return None
+    return stmt.name if row >= stmt.body[0].lineno else None
 
 
 def _descend_row(stmt, row, best):

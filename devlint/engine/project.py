@@ -17,12 +17,14 @@ that have findings, and only drops findings; it never adds one:
   CUDA-only `hf3fs_client` when that import fails) is CUDA-only, and so is the importer.
 - **A function that only runs on CUDA.** A module-level function whose every use, in the
   package and in its own module, stands under a test that selects CUDA (inside
-  `if current_platform.is_cuda():`, after `if current_platform.is_xpu() or ...: return`), in a
+  `if current_platform.is_cuda():`, or after an exit that rules out every other platform the
+  module names, `if current_platform.is_xpu() or current_platform.is_rocm(): return`), in a
   function or class CUDA-only by its name, in a CUDA-only module, or in another module-level
   function that only runs on CUDA: `swap_blocks_triton`'s kernel, which
   `gpu_worker._select_swap_blocks_fn` returns only when `not is_xpu() and not is_rocm()`. Its
   table-API uses stay findings when a platform test is what selects CUDA, as under an in-file
-  guard.
+  guard. Uses it cannot follow (through the module object, a star import, a re-export) keep
+  the findings; uses outside the package are not seen.
 
 The package is found from the file (the directories holding `__init__.py` above it), so a
 pre-commit run over a few staged files judges them as a run over the whole tree does. What
@@ -49,12 +51,14 @@ from devlint.engine.cache import RACY_S
 
 # findings about the file itself, not a device hardcoding: never exempted
 _KEEP = {"DL900", "DL999", "DL000"}
-# platforms whose exclusion makes the code after it CUDA-only (ROCm alone does not: XPU remains)
+# platforms other than CUDA and ROCm (an exclusion must name one of them, not CPU alone)
 _NON_CUDA_ALIKE = {"xpu", "tpu", "cpu", "hpu", "npu", "mps", "neuron", "out_of_tree"}
 # a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
 _MAX_DEPTH = 1
-_ANY_IMPORT = re.compile(rb"\n[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)"
-                         rb"|import[ \t]+([\w.]+))")
+# `from M import names` (a parenthesised list, or a line with its backslash continuations) and
+# `import a, b.c` at any depth, also after a `;`
+_ANY_IMPORT = re.compile(rb"(?:\n|;)[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*"
+                         rb"(\((?:[^)#]|#[^\n]*)*\)|(?:[^\n\\]|\\\r?\n|\\)*)|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
 _TOP_IMPORT = re.compile(r"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)
 _EMPTY = ast.Module(body=[], type_ignores=[])
@@ -183,15 +187,17 @@ class FactStore:
                 return {}
         return self.facts_at(path, (st.st_mtime_ns, st.st_size, st.st_ino))
 
-    def facts_at(self, path: str, stat_key) -> dict:
-        """The facts of the file as it was at `stat_key` (mtime_ns, size, inode)."""
+    def facts_at(self, path: str, stat_key, read_at: float | None = None) -> dict:
+        """The facts of the file as it was at `stat_key` (mtime_ns, size, inode), read at
+        `read_at` (default: when the store was opened, before this run read anything)."""
         key = list(stat_key)
         e = self.entries.get(path)
         if isinstance(e, list) and len(e) == 4 and e[:3] == key and isinstance(e[3], dict):
             return e[3]
         facts: dict = {}
-        # a file modified within RACY_S of now may change again within the same mtime tick
-        if self.now - key[0] / 1e9 >= RACY_S:
+        # a file modified within RACY_S of its read may change again within the same mtime
+        # tick, keeping its stat: such facts are not kept
+        if (self.now if read_at is None else read_at) - key[0] / 1e9 >= RACY_S:
             self.entries[path] = key + [facts]
         return facts
 
@@ -218,7 +224,7 @@ class Project:
         self._text: dict = {}  # path -> text | None
         self._tree: dict = {}  # path -> ast.Module | None
         self._facts: dict = {}  # path -> facts dict (from a store, or for this run only)
-        self._cuda_only: dict = {}  # path -> reason | None ("" while being decided)
+        self._cuda_only: dict = {}  # (path, depth-limited?) -> reason | None ("" while deciding)
         self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
         self._files: dict = {}  # package directory -> [(path, stat)]
 
@@ -228,9 +234,7 @@ class Project:
         if key not in self._stores:
             where = None
             if self._cache is not None:
-                h = hashlib.blake2b(key.encode("utf-8", "surrogateescape"),
-                                    digest_size=10).hexdigest()
-                where = self._cache.side_file("project", h + ".facts.json")
+                where = self._cache.side_file("project", _key_hash(key) + ".facts.json")
             self._stores[key] = FactStore(where)
         return self._stores[key]
 
@@ -255,11 +259,14 @@ class Project:
             st.save({p for p, _ in files} if files is not None else None)
 
     def text(self, path: str) -> str | None:
+        """The file's text, decoded as the linter decodes it (BOM, coding cookie)."""
         if path not in self._text:
+            from devlint.source import SourceFile
+
             try:
                 with open(path, "rb") as f:
-                    self._text[path] = f.read().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
+                    self._text[path] = SourceFile.from_bytes(f.read()).text
+            except (OSError, UnicodeDecodeError, LookupError):
                 self._text[path] = None
         return self._text[path]
 
@@ -268,7 +275,7 @@ class Project:
             text = self.text(path)
             try:
                 self._tree[path] = None if text is None else ast.parse(text, filename=path)
-            except (SyntaxError, ValueError):
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree[path] = None
         return self._tree[path]
 
@@ -312,8 +319,10 @@ class Project:
                 continue
             path = os.path.abspath(res.path)
             pkg = package_of(path)
+            if pkg is None:
+                continue  # its package vanished during the run
             store = self.store(pkg[0], pkg[1].split(".")[0])
-            facts = store.facts_at(path, res.stat)
+            facts = store.facts_at(path, res.stat[:3], res.stat[3])
             for k, v in res.facts.items():
                 if k not in facts:
                     facts[k] = v
@@ -341,9 +350,8 @@ class Project:
     def memo_file(self, root: str, top: str) -> str | None:
         if self._cache is None:
             return None
-        key = os.path.join(root, top)
-        h = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
-        return self._cache.side_file("project", h + ".exempt.json")
+        return self._cache.side_file("project", _key_hash(os.path.join(root, top))
+                                     + ".exempt.json")
 
     # --- CUDA-only modules --------------------------------------------------------------
     def cuda_only(self, path: str, modname: str, root: str, depth: int = 0) -> str | None:
@@ -370,12 +378,20 @@ class Project:
             return "-"
         if F.is_cuda_only_module(modname, wrappers=False):
             return f"its name `{modname}` says it is CUDA-specific"
-        reason = F._cuda_only_reason(path, _EMPTY)  # its folder or file name
+        # its folder or file name; a vendored tree (`third_party/`, `_vendor/`) is exempt from
+        # the per-file rules, but vendoring says nothing about CUDA
+        folders = F._cuda_only_defaults()[0][0] - F.VENDORED
+        dirs = os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]
+        folder = next((d for d in dirs if d in folders), None)
+        if folder:
+            return f"in a `{folder}/` folder"
+        name = os.path.basename(path)  # judged without its folders from here on
+        reason = F._cuda_only_reason(name, _EMPTY)
         if reason is None and self.fact(path, "gate", lambda: _may_be_cuda_only(
                 (self.text(path) or "").encode("utf-8", "surrogateescape"))):
             tree = self.tree(path)
             if tree is not None:
-                reason = F._cuda_only_reason(path, tree) or F._runtime_reason(tree,
+                reason = F._cuda_only_reason(name, tree) or F._runtime_reason(tree,
                                                                               self.text(path))
         return reason
 
@@ -517,7 +533,11 @@ class Project:
         if name in seen or len(seen) > 8:
             return None
         sites = []  # (where, by_test)
-        files = self.importers(root, modname.split(".")[0]).get(modname, {})
+        index = self.importers(root, modname.split(".")[0])
+        if self._through_a_parent(index, modname, name, path):
+            memo[name] = None  # `from pkg import mod; mod.f()`: not followed
+            return None
+        files = index.get(modname, {})
         for p in sorted(files):
             locals_ = sorted({local for n, local in files[p] if n in (name, "*")})
             if p == path or not locals_:
@@ -546,6 +566,24 @@ class Project:
         memo[name] = None if not sites else (
             f"every use runs on CUDA only ({sites[0][0]})", any(b for _, b in sites))
         return memo[name]
+
+    def _through_a_parent(self, index: dict, modname: str, name: str, path: str) -> bool:
+        """Whether some file reaches the module through a package above it: `from pkg import
+        mod` / `from . import mod` (then `mod.name(...)`), or `import pkg` with `mod.name` in
+        its text. Such uses are not followed, so they keep the findings."""
+        parts = modname.split(".")
+        for i in range(1, len(parts)):
+            parent, child = ".".join(parts[:i]), parts[i]
+            for p, names in index.get(parent, {}).items():
+                if p == path:
+                    continue
+                if any(n == child for n, _ in names):
+                    return True
+                if ("*", "*") in names and re.search(
+                        r"\b%s\.%s\b" % (re.escape(child), re.escape(name)),
+                        self.text(p) or ""):
+                    return True
+        return False
 
     def _own_uses(self, path: str, name: str):
         """([(row, how)] uses of `name` on CUDA, [module-level functions holding the others
@@ -586,12 +624,13 @@ class Project:
             return None
         walker = _CudaWalker(path, self.text(path), tree, set(locals_))
         walker.run()
-        return None if walker.holders else walker.sites
+        # no use at all: the name is re-exported (`__init__.py`), which is not followed
+        return None if walker.holders or not walker.sites else walker.sites
 
 
-def _file_imports(path: str, top: str | None = None) -> list:
-    """[[module, [[name, local], ...]], ...] of a file's imports (relative ones resolved),
-    only those of the top-level package `top` if given."""
+def _file_imports(path: str, top: str) -> list:
+    """[[module, [[name, local], ...]], ...] of a file's imports of the top-level package
+    `top` (relative ones resolved)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -634,8 +673,10 @@ def _needles() -> tuple:
     """Bytes needles: (runtime markers, names of another platform)."""
     exact, prefixes, _ = F._runtime_markers()
     markers = tuple(m.encode() for m in (*exact, *prefixes))
+    # `torch.cuda.is_available()` asks whether there is CUDA at all: the module has a path
+    # without it
     others = tuple(f"is_{p}(".encode() for p in sorted(_NON_CUDA_ALIKE | {"rocm"})) + (
-        b"torch.xpu", b"torch.npu", b"torch.mps")
+        b"torch.xpu", b"torch.npu", b"torch.mps", b"cuda.is_available(")
     return markers, others
 
 
@@ -665,7 +706,8 @@ def _may_be_cuda_only(data: bytes) -> bool:
 
 def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> list:
     """`_file_imports` of bytes already read (the workers index the files they read).
-    seen: a list to extend with every absolute module the import lines name (any package)."""
+    seen: a list to extend with every absolute module the import lines name (any package);
+    with top="" only `seen` is filled."""
     modname = None
     if top is None:
         pkg = package_of(path)
@@ -674,21 +716,29 @@ def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> lis
         modname = pkg[1]
         top = modname.split(".")[0]
     out: dict = {}
+    found = []  # (module as written, names)
     for frm, what, imp in _ANY_IMPORT.findall(b"\n" + data):
-        if seen is not None and not (frm or b".").startswith(b"."):
-            seen.append((frm or imp).decode("ascii", "replace"))
-        if not (imp or frm).startswith((b".", top.encode())) or not top:
-            continue  # another package's module: only its name was wanted
         if imp:
-            mod, names = imp.decode("ascii", "replace"), [("*", "*")]
+            for m in imp.split(b","):
+                found.append((m.strip().split()[0] if m.strip() else b"", None))
         else:
-            mod = frm.decode("ascii", "replace")
-            if not what.startswith(b"("):
-                what = what.split(b"#", 1)[0]
-            else:
-                what = re.sub(rb"#[^\n]*", b"", what)
+            found.append((frm, what))
+    for frm, what in found:
+        if not frm:
+            continue
+        if seen is not None and not frm.startswith(b"."):
+            seen.append(frm.decode("ascii", "replace"))
+        if not top or not frm.startswith((b".", top.encode())):
+            continue  # another package's module: only its name was wanted
+        mod = frm.decode("ascii", "replace")
+        if what is None:
+            names = [("*", "*")]  # `import pkg.mod`: the module object
+        else:
+            what = re.sub(rb"#[^\n]*", b"", what).replace(b"\\", b" ")
             names = [(n.decode("ascii", "replace"), (a or n).decode("ascii", "replace"))
                      for n, a in _IMPORTED_NAME.findall(what)]
+            if b"*" in what:
+                names.append(("*", "*"))  # a star import: every name, not followed
         level = len(mod) - len(mod.lstrip("."))
         if level:
             if modname is None:
@@ -724,7 +774,7 @@ def _aliases(body) -> dict:
 
 def _with_double_fallback(stmt: ast.Try, modname: str, is_package: bool) -> set:
     """The names a `try:` imports (and aliases) whose every `except` imports them from a test
-    double (`from .utils.hf3fs_mock_client import Hf3fsClient`) or raises; else empty."""
+    double (`from .utils.hf3fs_mock_client import Hf3fsClient`); else empty."""
     names = {(a.asname or a.name) for st in stmt.body if isinstance(st, ast.ImportFrom)
              for a in st.names}
     names |= {n for n, alias in _aliases(stmt.body).items() if alias in names}
@@ -734,7 +784,7 @@ def _with_double_fallback(stmt: ast.Try, modname: str, is_package: bool) -> set:
         doubles = [st for st in h.body if isinstance(st, ast.ImportFrom)
                    and _DOUBLE.search((absolute(st.module, st.level, modname, is_package)
                                        or "").rsplit(".", 1)[-1])]
-        if not doubles and not any(isinstance(st, ast.Raise) for st in h.body):
+        if not doubles:
             return set()
     return names
 
@@ -783,6 +833,21 @@ class _Body:
         self.body = body
 
 
+_VOCABULARY = re.compile(r"\bis_(xpu|tpu|cpu|hpu|npu|mps|neuron|out_of_tree|rocm)\s*\("
+                         r"|\btorch\.(?:backends\.)?(xpu|npu|mps|hpu)\b")
+
+
+def _header(stmt) -> list:
+    """The expressions of a def or class statement that run when the statement runs."""
+    if isinstance(stmt, ast.ClassDef):
+        return [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]
+    a = stmt.args
+    return [*stmt.decorator_list, *a.defaults, *(d for d in a.kw_defaults if d is not None),
+            *(x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+              if x is not None and x.annotation is not None),
+            *([stmt.returns] if stmt.returns is not None else [])]
+
+
 class _CudaWalker:
     """Walks a module's statements knowing whether CUDA is established (a platform test, or a
     function or class CUDA-only by its name or runtime use), recording each load of the
@@ -801,11 +866,15 @@ class _CudaWalker:
         self.sites: list = []  # (row, how): uses on CUDA
         self.holders: set = set()  # module-level functions holding other uses (None: none)
         self.holder = None
-        self.why = None  # "test", or why the enclosing scope is CUDA-only
+        self.depth = 0  # enclosing functions and classes
+        # the platforms other than CUDA the module names (`is_xpu()`, `torch.xpu` ...)
+        self.vocabulary = {a or b for a, b in _VOCABULARY.findall(text)}
 
     def polarity(self, test) -> int:
-        """+1: true selects CUDA; -1: false selects CUDA (the test names a non-CUDA
-        platform: `is_xpu() or is_rocm()`); 0: neither."""
+        """+1: true selects CUDA; -1: false selects CUDA; 0: neither. A test that rules out
+        platforms (`is_xpu() or is_rocm()`) selects CUDA when false only if it rules out every
+        other platform the module names, and at least one accelerator: `if is_cpu(): return`
+        leaves XPU in."""
         p, _ = self.tests.cuda_test(test)
         if p:
             return p
@@ -813,14 +882,24 @@ class _CudaWalker:
             return -self.polarity(test.operand)
         terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
             else [test]
-        return -1 if any(self._other_platform(t) for t in terms) else 0
+        excluded = {x for x in map(self._platform_named, terms) if x}
+        if excluded & (_NON_CUDA_ALIKE - {"cpu"}) and excluded >= self.vocabulary:
+            return -1
+        return 0
 
-    def _other_platform(self, test) -> bool:
-        if self.tests._platform_query(test) != "other":
-            return False
+    def _platform_named(self, test) -> str | None:
+        """The platform a bare query asks about (`current_platform.is_xpu()` -> "xpu",
+        `torch.backends.mps.is_available()` -> "mps"), other than CUDA."""
+        if not isinstance(test, ast.Call):
+            return None
         func = test.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        return name[3:] in _NON_CUDA_ALIKE or name == "is_available"
+        if name.startswith("is_") and name[3:] in _NON_CUDA_ALIKE | {"rocm"}:
+            return name[3:]
+        if name == "is_available" and self.tests._platform_query(test) == "other":
+            q = self.facts.qualname(func) or ""
+            return next((p for p in ("xpu", "mps", "npu", "hpu") if f".{p}." in q), None)
+        return None
 
     def run(self) -> None:
         self.block(self.facts.tree.body, None)
@@ -837,20 +916,25 @@ class _CudaWalker:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            top = self.holder is None and not isinstance(stmt, ast.ClassDef)
+            # decorators, defaults, annotations and bases run where the statement runs
+            for node in _header(stmt):
+                self.expr(node, why)
+            top = self.depth == 0 and not isinstance(stmt, ast.ClassDef)
             if top and stmt.name == self.skip:
                 return
             if why is None:
                 reason = F._scope_reason(stmt, self.facts.source(stmt))
                 if reason:
                     why = reason
+            holder = self.holder
+            self.depth += 1
             if top:
                 self.holder = stmt.name
             try:
-                self._fields(stmt, why)
+                self.block(stmt.body, why)
             finally:
-                if top:
-                    self.holder = None
+                self.depth -= 1
+                self.holder = holder
             return
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, why)
@@ -944,6 +1028,10 @@ def _exemption(project: Project, path: str, root: str, modname: str, names) -> E
     ex.functions = {n: why for n, (why, _) in found.items()}
     ex.guarded = {n for n, (_, by_test) in found.items() if by_test}
     return ex
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=10).hexdigest()
 
 
 def _read_json(path: str):

@@ -38,7 +38,7 @@ class FileResult:
     new_bytes: bytes | None = None  # fixed bytes not written yet (stdin mode, or until written)
     cached: bool = False  # the diagnostics came from the cache
     # what the project stage needs of the file (its project imports ...), read from the bytes
-    # linted, and the stat key those bytes had
+    # linted, and (mtime_ns, size, inode, time read) of those bytes
     facts: dict | None = None
     stat: tuple | None = None
 
@@ -323,7 +323,7 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt):
                     res, stamp = lint_file(path, kind, settings, mode, unsafe,
                                            exempt=exemption(path))
         if stamp is not None:
-            res.stat = tuple(stamp[0])
+            res.stat = (*stamp[0], stamp[2])  # (mtime_ns, size, inode, time read)
         _write(res, mode, stamp)
         if cache is not None and stamp is not None and not res.error \
                 and not res.internal_error and not res.cached:
