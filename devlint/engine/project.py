@@ -55,10 +55,13 @@ _KEEP = {"DL900", "DL999", "DL000"}
 _NON_CUDA_ALIKE = {"xpu", "tpu", "cpu", "hpu", "npu", "mps", "neuron", "out_of_tree"}
 # a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
 _MAX_DEPTH = 1
-# `from M import names` (a parenthesised list, or a line with its backslash continuations) and
-# `import a, b.c` at any depth, also after a `;`
-_ANY_IMPORT = re.compile(rb"(?:\n|;)[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*"
-                         rb"(\((?:[^)#]|#[^\n]*)*\)|(?:[^\n\\]|\\\r?\n|\\)*)|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))")
+# `from M import names` (a parenthesised list, or a line: backslash continuations are joined
+# after the match) and `import a, b.c`, at any depth (statements after a `;` are put on a line
+# of their own first)
+_ANY_IMPORT = re.compile(rb"\n[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*"
+                         rb"(\((?:[^)#]|#[^\n]*)*\)|[^\n]*)"
+                         rb"|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))")
+_AFTER_SEMICOLON = re.compile(rb";[ \t]*(?=(?:from|import)[ \t])")
 _IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
 _TOP_IMPORT = re.compile(r"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)
 _EMPTY = ast.Module(body=[], type_ignores=[])
@@ -389,10 +392,8 @@ class Project:
         reason = F._cuda_only_reason(name, _EMPTY)
         if reason is None and self.fact(path, "gate", lambda: _may_be_cuda_only(
                 (self.text(path) or "").encode("utf-8", "surrogateescape"))):
-            tree = self.tree(path)
-            if tree is not None:
-                reason = F._cuda_only_reason(name, tree) or F._runtime_reason(tree,
-                                                                              self.text(path))
+            reason = self.fact(path, "own-text", lambda: _text_reason(
+                path, self.text(path), self.tree(path)))
         return reason
 
     def calls_cuda_only(self, path: str, modname: str, root: str, depth: int = 0) -> str | None:
@@ -648,6 +649,22 @@ def worker_facts(path: str, data: bytes) -> dict | None:
     return {"imports": imports_of(path, data)}
 
 
+def _text_reason(path: str, text: str | None, tree) -> str | None:
+    """Why the module's imports or CUDA runtime use make it CUDA-only (not its folders)."""
+    if tree is None or text is None:
+        return None
+    return F._cuda_only_reason(os.path.basename(path), tree) or F._runtime_reason(tree, text)
+
+
+def parsed_facts(path: str, text: str, tree) -> dict:
+    """What the workers record of every file they parse, from the linter's tree: why its
+    imports or runtime use make it CUDA-only (the project stage would otherwise parse the
+    modules an import chain leads to)."""
+    if package_of(path) is None:
+        return {}
+    return {"own-text": _text_reason(path, text, tree)}
+
+
 def linted_facts(path: str, text: str, tree, diags) -> dict:
     """What the stage will ask of a file with findings, from the tree the linter already
     parsed (so the main process does not parse it again): the same facts, computed by the
@@ -717,12 +734,22 @@ def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> lis
         top = modname.split(".")[0]
     out: dict = {}
     found = []  # (module as written, names)
-    for frm, what, imp in _ANY_IMPORT.findall(b"\n" + data):
+    data = b"\n" + data
+    if b";" in data:
+        data = _AFTER_SEMICOLON.sub(b"\n", data)
+    for m in _ANY_IMPORT.finditer(data):
+        frm, what, imp = m.groups()
         if imp:
-            for m in imp.split(b","):
-                found.append((m.strip().split()[0] if m.strip() else b"", None))
-        else:
-            found.append((frm, what))
+            for one in imp.split(b","):
+                found.append((one.strip().split()[0] if one.strip() else b"", None))
+            continue
+        end = m.end()
+        while what.endswith(b"\\") and end < len(data):  # a backslash continuation
+            nxt = data.find(b"\n", end + 1)
+            nxt = len(data) if nxt < 0 else nxt
+            what = what[:-1] + b" " + data[end + 1:nxt]
+            end = nxt
+        found.append((frm, what))
     for frm, what in found:
         if not frm:
             continue

@@ -110,10 +110,12 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             return res
         out: dict = {}
         res.diagnostics = lint(src.text, out)
-        if res.diagnostics and out.get("tree") is not None:
-            from devlint.engine.project import linted_facts
+        if out.get("tree") is not None:
+            from devlint.engine.project import linted_facts, parsed_facts
 
-            res.facts.update(linted_facts(path, src.text, out["tree"], res.diagnostics))
+            res.facts.update(parsed_facts(path, src.text, out["tree"]))
+            if res.diagnostics:
+                res.facts.update(linted_facts(path, src.text, out["tree"], res.diagnostics))
         return res
     from devlint.engine.fixer import fix_text
 
