@@ -290,7 +290,8 @@ def test_uses_the_stage_cannot_prove_on_cuda_keep_the_findings(pkg, other):
 
 
 def test_a_re_export_is_not_followed(pkg):
-    write(pkg, {"pkg/__init__.py": "from typing import TYPE_CHECKING\n\nfrom .kernels import swap\n",
+    write(pkg, {"pkg/__init__.py": "from typing import TYPE_CHECKING\n\n"
+                                   "from .kernels import swap\n",
                 "pkg/user.py": "from pkg import swap\n\nswap(None)\n"})
     assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
 
