@@ -29,8 +29,9 @@ _PLATFORM_CUDA_QUERIES = {"is_cuda"}
 # `is_cuda()`, `torch.cuda.is_available()`) and another names a non-CUDA platform gives each
 # platform its own code; the CUDA arm's literals are that platform's own (SPEC 3, dispatch).
 _CUDA_ARM_QUERIES = {"is_cuda", "is_cuda_alike", "torch.cuda.is_available"}
-_OTHER_PLATFORM_QUERIES = {"is_xpu", "is_tpu", "is_cpu", "is_hpu", "is_npu", "is_mps",
-                           "is_neuron", "is_out_of_tree"}
+# platforms other than CUDA and ROCm, as `current_platform.is_<name>()` asks for them
+OTHER_PLATFORMS = frozenset({"xpu", "tpu", "cpu", "hpu", "npu", "mps", "neuron", "out_of_tree"})
+_OTHER_PLATFORM_QUERIES = {f"is_{p}" for p in OTHER_PLATFORMS}
 _OTHER_PLATFORM_MODULES = ("torch.xpu", "torch.mps", "torch.npu", "torch.hpu", "torch.backends.mps")
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
@@ -326,8 +327,7 @@ def _runtime_reason(tree: ast.Module, text: str) -> str | None:
     return None
 
 
-_PLATFORM_TEST_NAMES = {"is_cuda", "is_cuda_alike", "is_rocm"} | {
-    "is_xpu", "is_tpu", "is_cpu", "is_hpu", "is_npu", "is_mps", "is_neuron", "is_out_of_tree"}
+_PLATFORM_TEST_NAMES = {"is_cuda", "is_cuda_alike", "is_rocm"} | _OTHER_PLATFORM_QUERIES
 
 
 def _is_platform_test(test) -> bool:
@@ -379,7 +379,7 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
     stem = parts[-1].rsplit(".", 1)[0]
     if _names_cuda_stem(stem_re, stem):
         return f"its name `{parts[-1]}` says it is CUDA-specific"
-    if "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest":
+    if is_test_path(parts):
         # a test module importing a CUDA-only stack gates those tests; its device constants
         # and tensors are still meant to follow the platform (vLLM PR #38901)
         return None
@@ -400,6 +400,12 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str |
                     for h in stmt.handlers):
                 return f"imports `{tried[0]}` (every fallback is CUDA-only too)"
     return None
+
+
+def is_test_path(parts) -> bool:
+    """A test module, from its path's parts: under `tests/`, `test_*.py` or `conftest.py`."""
+    stem = parts[-1].rsplit(".", 1)[0]
+    return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
 
 
 _AVAILABILITY_PREFIXES = ("has_", "is_", "supports", "check_", "get_", "set_")

@@ -52,7 +52,7 @@ from devlint.engine.cache import RACY_S
 # findings about the file itself, not a device hardcoding: never exempted
 _KEEP = {"DL900", "DL999", "DL000"}
 # platforms other than CUDA and ROCm (an exclusion must name one of them, not CPU alone)
-_NON_CUDA_ALIKE = {"xpu", "tpu", "cpu", "hpu", "npu", "mps", "neuron", "out_of_tree"}
+_NON_CUDA_ALIKE = F.OTHER_PLATFORMS
 # a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
 _MAX_DEPTH = 1
 # `from M import names` (a parenthesised list, or a line: backslash continuations are joined
@@ -413,7 +413,8 @@ class Project:
                 cuda[mod] = why
         if not cuda:
             return None
-        if _is_test_module(path) or F._vendor_family_reason(path) or self.fact(
+        if F.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
+                or F._vendor_family_reason(path) or self.fact(
                 path, "alike", lambda: bool(F._cuda_only_reason(
                     path, self.tree(path) or _EMPTY, alike=True))):
             return None  # ROCm code keeps its findings; a test module's imports gate tests
@@ -783,9 +784,10 @@ def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> lis
 # or class CUDA-only by its name or runtime use (facts._scope_reason); a text without any of
 # these is not parsed
 _CUDA_CONTEXT = re.compile(
-    r"\bis_(?:cuda|cuda_alike|rocm|xpu|cpu|tpu|hpu|npu|mps|neuron|out_of_tree|available)\b"
-    r"|\.type\s*[!=]=|[\"']cuda[\"']|TYPE_CHECKING|cuda_stream|cudart|MemPool|DeviceType|CUstream"
-    r"|cupy|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w*(?i:%s)" % F._VENDOR_NAME.pattern,
+    r"\bis_(?:%s)\b" % "|".join(sorted(_NON_CUDA_ALIKE | {"cuda", "cuda_alike", "rocm",
+                                                         "available"}))
+    + r"|\.type\s*[!=]=|[\"']cuda[\"']|TYPE_CHECKING|cuda_stream|cudart|MemPool|DeviceType|CUstream"
+    + r"|cupy|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w*(?i:%s)" % F._VENDOR_NAME.pattern,
     re.M)
 _DOUBLE = re.compile(r"(?:\b|_)(?:mock|fake|stub|dummy)(?:\b|_)", re.I)
 _DOUBLE_IMPORT = re.compile(r"^[ \t]+from[ \t]+[\w.]*?(?:\b|_)(?:mock|fake|stub|dummy)(?:\b|_)",
@@ -814,12 +816,6 @@ def _with_double_fallback(stmt: ast.Try, modname: str, is_package: bool) -> set:
         if not doubles:
             return set()
     return names
-
-
-def _is_test_module(path: str) -> bool:
-    parts = os.path.abspath(path).replace(os.sep, "/").split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
 
 
 def _unconditional_calls(tree, text: str, names: dict) -> list:
@@ -860,8 +856,8 @@ class _Body:
         self.body = body
 
 
-_VOCABULARY = re.compile(r"\bis_(xpu|tpu|cpu|hpu|npu|mps|neuron|out_of_tree|rocm)\s*\("
-                         r"|\btorch\.(?:backends\.)?(xpu|npu|mps|hpu)\b")
+_VOCABULARY = re.compile(r"\bis_(%s)\s*\(" % "|".join(sorted(_NON_CUDA_ALIKE | {"rocm"}))
+                         + r"|\btorch\.(?:backends\.)?(xpu|npu|mps|hpu)\b")
 
 
 def _header(stmt) -> list:
