@@ -38,15 +38,16 @@ def _settings(settings, **overrides) -> Settings:
 def settings_for(path: str, config: str | None = None) -> Settings:
     """The settings the command line uses for `path`: `config` if given, else the nearest
     `devlint.toml` / `pyproject.toml` with `[tool.devlint]` up from it (stopping at a
-    repository root), else the defaults. Raises `devlint.settings.ConfigError`."""
+    repository root), else the defaults; with no `target-torch`, the torch floor the project
+    declares (devlint.torch_floor). Raises `devlint.settings.ConfigError`."""
     import os
 
-    from devlint.settings import find_config, load_settings
+    from devlint.settings import find_config, load_settings, with_project_floor
 
     if config:
-        return load_settings(config)
+        return with_project_floor(load_settings(config), path)
     found = find_config(os.path.dirname(os.path.abspath(path)) or ".")
-    return load_settings(found) if found else Settings()
+    return with_project_floor(load_settings(found) if found else Settings(), path)
 
 
 def kind_of_path(path: str) -> str:

@@ -53,7 +53,7 @@ class SettingsResolver:
         self._fixed = load_settings(config_path) if config_path else None
 
     def __call__(self, path: str):
-        from devlint.settings import Settings, find_config, load_settings
+        from devlint.settings import Settings, find_config, load_settings, with_project_floor
 
         if self._fixed is not None:
             base = self._fixed
@@ -72,7 +72,11 @@ class SettingsResolver:
             if self.extend_ignore:
                 s = replace(s, ignore=s.ignore + self.extend_ignore)
             self._cache[ck] = s
-        return self._cache[ck]
+        # the torch floor the project around the file declares (when target-torch is unset)
+        fk = ("floor", key, os.path.dirname(os.path.abspath(path)))
+        if fk not in self._cache:
+            self._cache[fk] = with_project_floor(self._cache[ck], path)
+        return self._cache[fk]
 
     def run_settings(self, first_path: str | None):
         """Settings for run-wide options (output format, unsafe fixes): --config, else the

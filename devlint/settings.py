@@ -34,7 +34,11 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     profile: str = "auto"
-    target_torch: str | None = None  # None: the profile's default (PROFILE_TARGET_TORCH)
+    target_torch: str | None = None  # None: the project's declared floor, else the profile's default
+    # the torch floor the project's packaging files declare (devlint.torch_floor), when
+    # target-torch is not configured; the source says where it was read, for --show-settings
+    declared_torch: str | None = None
+    declared_torch_source: str = ""
     target_backends: tuple[str, ...] = ("cuda", "xpu")
     unsafe_fixes: bool = False
     output_format: str | None = None
@@ -48,12 +52,15 @@ class Settings:
 
     def cache_key(self) -> str:
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores,
-                     self.profile, self.target_torch, self.target_backends, self.profiles,
+                     self.profile, self.target_torch, self.declared_torch,
+                     self.target_backends, self.profiles,
                      self.shell_device_type_var, self.shell_visibility_var))
 
     def target_torch_tuple(self, profile: str | None = None) -> tuple[int, int]:
         if self.target_torch:
             return parse_version(self.target_torch)
+        if self.declared_torch:
+            return parse_version(self.declared_torch)
         return parse_version(PROFILE_TARGET_TORCH.get(profile or self.profile, DEFAULT_TARGET_TORCH))
 
 
@@ -226,6 +233,19 @@ def find_config(directory: str) -> str | None:
     return None if parent == d else find_config(parent)
 
 
+def with_project_floor(settings: Settings, path: str) -> Settings:
+    """`settings` with the torch floor declared by the project around `path`, when
+    target-torch is not configured."""
+    if settings.target_torch:
+        return settings
+    from devlint.torch_floor import project_floor
+
+    floor = project_floor(os.path.dirname(os.path.abspath(path)) or ".")
+    if floor is None:
+        return settings
+    return replace(settings, declared_torch=floor.version, declared_torch_source=floor.source)
+
+
 def load_settings(path: str) -> Settings:
     table = read_config_file(path)
     return settings_from_table(table or {}, path)
@@ -296,7 +316,16 @@ def describe(settings: Settings, path: str) -> str:
     resolved = ""
     if profile == "auto" and os.path.isfile(path):
         resolved = f"  # for this file: {_auto_profile(path)}"
-    target = settings.target_torch or PROFILE_TARGET_TORCH.get(profile, DEFAULT_TARGET_TORCH)
+    if settings.target_torch:
+        target, target_note = settings.target_torch, ""
+    elif settings.declared_torch:
+        target = settings.declared_torch
+        target_note = f"  # the project's torch floor, from {settings.declared_torch_source}"
+    else:
+        target = PROFILE_TARGET_TORCH.get(profile, DEFAULT_TARGET_TORCH)
+        why = (f"{settings.declared_torch_source}" if settings.declared_torch_source
+               else "no torch requirement declared")
+        target_note = f"  # the default ({why})"
     matched = ignored_codes_for(settings, path)
     enabled = sorted(registry.select_codes(settings.select, settings.extend_select,
                                            settings.ignore))
@@ -316,7 +345,7 @@ def describe(settings: Settings, path: str) -> str:
         f"exclude = {_toml_repr(list(settings.exclude))}",
         f"extend-exclude = {_toml_repr(list(settings.extend_exclude))}",
         f"profile = {_toml_repr(profile)}{resolved}",
-        f"target-torch = {_toml_repr(target)}",
+        f"target-torch = {_toml_repr(target)}{target_note}",
         f"target-backends = {_toml_repr(list(settings.target_backends))}",
         f"unsafe-fixes = {_toml_repr(settings.unsafe_fixes)}",
         f"output-format = {_toml_repr(settings.output_format or 'concise')}",
