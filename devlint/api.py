@@ -42,7 +42,7 @@ def settings_for(path: str, config: str | None = None) -> Settings:
     declares (devlint.torch_floor). Raises `devlint.settings.ConfigError`."""
     import os
 
-    from devlint.settings import find_config, load_settings, with_project_floor
+    from devlint.config import find_config, load_settings, with_project_floor
 
     if config:
         return with_project_floor(load_settings(config), path)

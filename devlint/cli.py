@@ -43,7 +43,7 @@ class SettingsResolver:
     """Settings for each path: the nearest config (or --config), then command-line overrides."""
 
     def __init__(self, config_path, overrides: dict, extend_select=(), extend_ignore=()):
-        from devlint.settings import load_settings
+        from devlint.config import load_settings
 
         self.config_path = config_path
         self.overrides = overrides
@@ -53,7 +53,8 @@ class SettingsResolver:
         self._fixed = load_settings(config_path) if config_path else None
 
     def __call__(self, path: str):
-        from devlint.settings import Settings, find_config, load_settings, with_project_floor
+        from devlint.config import find_config, load_settings, with_project_floor
+        from devlint.settings import Settings
 
         if self._fixed is not None:
             base = self._fixed
@@ -170,7 +171,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
     gc.disable()
     from devlint.discovery import PathError, changed_lines, discover
     from devlint.engine import runner
-    from devlint.settings import ConfigError, parse_version
+    from devlint.errors import ConfigError
+    from devlint.settings import parse_version
 
     use_stdin = "-" in paths
     if use_stdin and len(paths) > 1:
@@ -287,7 +289,7 @@ def _run(runner, tasks, mode, unsafe, jobs, quiet, **extra):
 
 
 def _show_settings(resolver, path):
-    from devlint.settings import describe
+    from devlint.config import describe
 
     settings = resolver(path if not os.path.isdir(path) else os.path.join(path, "_"))
     _check_profile(settings)
@@ -397,7 +399,7 @@ def _add_noqa(results, tasks, quiet):
 
 def _check_profile(settings):
     from devlint.profiles import get_profile
-    from devlint.settings import ConfigError
+    from devlint.errors import ConfigError
 
     if settings.profile == "auto":
         return
@@ -410,7 +412,7 @@ def _check_profile(settings):
 
 def _validate_selectors(values, option):
     from devlint.rules import registry
-    from devlint.settings import ConfigError
+    from devlint.errors import ConfigError
 
     for v in values:
         if not registry.selector_matches_any(v):

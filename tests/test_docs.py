@@ -55,7 +55,7 @@ def test_every_check_option_and_format_is_documented():
 
 
 def test_configuration_reference_lists_every_key():
-    from devlint.settings import _KEYS
+    from devlint.config import _KEYS
 
     with open(os.path.join(ROOT, "docs", "configuration.md"), encoding="utf-8") as f:
         text = f.read()

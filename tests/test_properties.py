@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from devlint.diagnostics import Applicability
 from devlint.engine.concrete import python_parses
 from devlint.engine.fixer import apply_edits, fix_text
-from devlint.engine.linter import enabled_codes, lint_text
+from devlint.engine.linter import lint_text
+from devlint.rules.registry import enabled_codes
 from devlint.engine.runner import process_source
 from devlint.settings import Settings
 from devlint.source import Locator, SourceFile

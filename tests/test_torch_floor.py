@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from devlint.api import settings_for
-from devlint.settings import find_config
+from devlint.config import find_config
 from devlint.torch_floor import floor_in, lower_bound, project_floor
 
 

@@ -8,7 +8,7 @@ from devlint.diagnostics import Diagnostic
 from devlint.engine import suppression
 from devlint.engine.facts import build_facts
 from devlint.rules import registry
-from devlint.settings import ignored_codes_for
+from devlint.rules.registry import enabled_codes
 
 SYNTAX_ERROR = ("DL999", "syntax-error")
 
@@ -42,16 +42,6 @@ def syntax_error_diagnostic(path: str, text: str, err: SyntaxError) -> Diagnosti
     d.end_location = d.location
     d.noqa_row = d.location[0]
     return d
-
-
-def enabled_codes(settings, path: str) -> frozenset:
-    codes = registry.select_codes(settings.select, settings.extend_select, settings.ignore)
-    per_file = ignored_codes_for(settings, path)
-    if per_file:
-        codes = frozenset(c for c in codes
-                          if not any(c.startswith(p.upper()) or p.upper() == "ALL"
-                                     or registry._name_of(c) == p.lower() for p in per_file))
-    return codes
 
 
 def lint_text(path: str, text: str, settings, codes: frozenset | None = None,

@@ -62,7 +62,7 @@ _codes_memo: dict = {}
 
 
 def _enabled_codes(settings, path: str):
-    from devlint.engine.linter import enabled_codes
+    from devlint.rules.registry import enabled_codes
 
     if getattr(settings, "per_file_ignores", None):
         return enabled_codes(settings, path)

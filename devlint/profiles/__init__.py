@@ -34,7 +34,7 @@ def _load_toml_bytes(data: bytes) -> dict:
 
 
 def _role_from(value, where: str) -> RoleExpr:
-    from devlint.settings import ConfigError
+    from devlint.errors import ConfigError
 
     if isinstance(value, str):
         return RoleExpr(value)
@@ -52,7 +52,7 @@ def _role_from(value, where: str) -> RoleExpr:
 
 
 def _profile_from_table(name: str, table: dict, where: str) -> Profile:
-    from devlint.settings import ConfigError
+    from devlint.errors import ConfigError
 
     roles = {}
     for key, value in table.items():
@@ -75,7 +75,7 @@ def builtin_profiles() -> dict:
 
 def validate_custom_profiles(value, path: str):
     """`[tool.devlint.profiles.NAME]` tables -> a hashable tuple kept in Settings."""
-    from devlint.settings import ConfigError
+    from devlint.errors import ConfigError
 
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: [tool.devlint.profiles]: expected tables of roles")

@@ -104,3 +104,16 @@ def _spec(selector: str) -> int:
     if not s.upper().startswith("DL"):
         return 10  # a name is exact
     return len(s)
+
+
+def enabled_codes(settings, path: str) -> frozenset:
+    """The codes enabled for `path`: select/extend-select/ignore, then its per-file-ignores."""
+    from devlint.settings import ignored_codes_for
+
+    codes = select_codes(settings.select, settings.extend_select, settings.ignore)
+    per_file = ignored_codes_for(settings, path)
+    if per_file:
+        codes = frozenset(c for c in codes
+                          if not any(c.startswith(p.upper()) or p.upper() == "ALL"
+                                     or _name_of(c) == p.lower() for p in per_file))
+    return codes

@@ -14,7 +14,7 @@ import tree_sitter
 import tree_sitter_bash
 
 from devlint.diagnostics import Applicability, Diagnostic, Edit, Fix
-from devlint.shell import ShellOptions, detect_dialect
+from devlint.shell.options import ShellOptions, detect_dialect
 from devlint.source import Locator, newline_of
 
 CODE = "DL302"

@@ -1,0 +1,277 @@
+"""Reading configuration files: `[tool.devlint]` / `devlint.toml` validated against the rule
+registry, the output formats and the profiles; the project's torch floor
+(`with_project_floor`); and `--show-settings`' description.
+
+API layer: it sits above the rules and the reporters because validating a selector or a
+format needs them; the types it builds (`Settings`) are in `devlint.settings`."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from functools import lru_cache
+
+from devlint.errors import ConfigError
+from devlint.settings import (
+    DEFAULT_TARGET_TORCH, PROFILE_TARGET_TORCH, PROFILES, Settings, ignored_codes_for, is_excluded,
+    parse_version,
+)
+
+
+# key -> (field name, kind)
+_KEYS = {
+    "select": ("select", "codes"),
+    "extend-select": ("extend_select", "codes"),
+    "ignore": ("ignore", "codes"),
+    "per-file-ignores": ("per_file_ignores", "per-file"),
+    "exclude": ("exclude", "strings"),
+    "extend-exclude": ("extend_exclude", "strings"),
+    "profile": ("profile", "profile"),
+    "target-torch": ("target_torch", "version"),
+    "target-backends": ("target_backends", "strings"),
+    "unsafe-fixes": ("unsafe_fixes", "bool"),
+    "output-format": ("output_format", "format"),
+    "profiles": ("profiles", "profiles"),
+    "shell-device-type-var": ("shell_device_type_var", "identifier"),
+    "shell-visibility-var": ("shell_visibility_var", "identifier"),
+}
+
+
+def _load_toml(path: str) -> dict:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from e
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
+
+
+def _toml_repr(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_repr(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_repr(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_repr(key)
+
+
+def _expect(path, key, cond, what):
+    if not cond:
+        raise ConfigError(f"{path}: [tool.devlint] {key}: expected {what}")
+
+
+def settings_from_table(table: dict, path: str, base: Settings | None = None) -> Settings:
+    """Validate a `[tool.devlint]` table and lay it over `base`."""
+    from devlint.rules import registry
+
+    base = base or Settings()
+    changes: dict = {}
+    for key, value in table.items():
+        if key not in _KEYS:
+            import difflib
+
+            known = ", ".join(sorted(_KEYS))
+            close = difflib.get_close_matches(key, _KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"{path}: unknown key [tool.devlint] {key!r} ({hint}known keys: "
+                              f"{known})")
+        name, kind = _KEYS[key]
+        if kind in ("codes", "strings"):
+            _expect(path, key, isinstance(value, list) and all(isinstance(v, str) for v in value),
+                    f"a list of strings, got {_toml_repr(value)}")
+            if kind == "codes":
+                for v in value:
+                    if not registry.selector_matches_any(v):
+                        raise ConfigError(f"{path}: [tool.devlint] {key}: unknown rule selector {v!r}")
+            changes[name] = tuple(value)
+        elif kind == "per-file":
+            _expect(path, key, isinstance(value, dict), "a table of glob = [codes]")
+            items = []
+            for glob, codes in value.items():
+                _expect(path, f"{key}.{glob}", isinstance(codes, list)
+                        and all(isinstance(c, str) for c in codes), "a list of rule codes")
+                for c in codes:
+                    if not registry.selector_matches_any(c):
+                        raise ConfigError(f"{path}: [tool.devlint] {key}.{glob}: unknown rule selector {c!r}")
+                items.append((glob, tuple(codes)))
+            changes[name] = tuple(items)
+        elif kind == "profile":
+            _expect(path, key, isinstance(value, str), f"a string, got {_toml_repr(value)}")
+            changes[name] = value
+        elif kind == "version":
+            _expect(path, key, isinstance(value, str),
+                    f'a version string like "2.6", got {_toml_repr(value)}')
+            try:
+                parse_version(value)
+            except ConfigError as e:
+                raise ConfigError(f"{path}: [tool.devlint] {key}: {e}") from None
+            changes[name] = value
+        elif kind == "bool":
+            _expect(path, key, isinstance(value, bool), f"true or false, got {_toml_repr(value)}")
+            changes[name] = value
+        elif kind == "format":
+            from devlint.reporters import FORMATS
+
+            _expect(path, key, isinstance(value, str) and value in FORMATS,
+                    f"one of {', '.join(FORMATS)}, got {value!r}")
+            changes[name] = value
+        elif kind == "identifier":
+            _expect(path, key, isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value),
+                    "a shell variable name")
+            changes[name] = value
+        elif kind == "profiles":
+            from devlint.profiles import validate_custom_profiles
+
+            changes[name] = validate_custom_profiles(value, path)
+    settings = replace(base, **changes, root=os.path.dirname(os.path.abspath(path)),
+                       config_path=path)
+    known_profiles = set(PROFILES) | {n for n, _ in settings.profiles}
+    if settings.profile not in known_profiles:
+        raise ConfigError(f"{path}: [tool.devlint] profile: expected one of "
+                          f"{', '.join(sorted(known_profiles))}, got {settings.profile!r}")
+    return settings
+
+
+def read_config_file(path: str) -> dict | None:
+    """The devlint table of a config file, or None when a pyproject.toml has none."""
+    data = _load_toml(path)
+    if os.path.basename(path) == "pyproject.toml":
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict) or "devlint" not in tool:
+            return None
+        table = tool["devlint"]
+    else:
+        table = data.get("tool", {}).get("devlint", data) if "tool" in data else data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.devlint] must be a table")
+    return table
+
+
+@lru_cache(maxsize=None)
+def find_config(directory: str) -> str | None:
+    """Nearest devlint.toml or pyproject.toml with [tool.devlint] from directory up,
+    stopping at a repository root."""
+    d = os.path.abspath(directory)
+    for name in ("devlint.toml", "pyproject.toml"):
+        candidate = os.path.join(d, name)
+        if os.path.isfile(candidate):
+            if name == "devlint.toml" or read_config_file(candidate) is not None:
+                return candidate
+    if os.path.exists(os.path.join(d, ".git")):
+        return None
+    parent = os.path.dirname(d)
+    # recursing on the parent lets the cache answer for every directory above too
+    return None if parent == d else find_config(parent)
+
+
+def with_project_floor(settings: Settings, path: str) -> Settings:
+    """`settings` with the torch floor declared by the project around `path`, when
+    target-torch is not configured."""
+    if settings.target_torch:
+        return settings
+    from devlint.torch_floor import project_floor
+
+    floor = project_floor(os.path.dirname(os.path.abspath(path)) or ".")
+    if floor is None:
+        return settings
+    return replace(settings, declared_torch=floor.version, declared_torch_source=floor.source)
+
+
+def load_settings(path: str) -> Settings:
+    table = read_config_file(path)
+    return settings_from_table(table or {}, path)
+
+
+def describe(settings: Settings, path: str) -> str:
+    """The effective settings for `path`, as a `[tool.devlint]` table one can paste back
+    (`devlint check --show-settings PATH`)."""
+    from devlint.rules import registry
+
+    source = settings.config_path or "none (defaults)"
+    profile = settings.profile
+    resolved = ""
+    if profile == "auto" and os.path.isfile(path):
+        resolved = f"  # for this file: {_auto_profile(path)}"
+    if settings.target_torch:
+        target, target_note = settings.target_torch, ""
+    elif settings.declared_torch:
+        target = settings.declared_torch
+        target_note = f"  # the project's torch floor, from {settings.declared_torch_source}"
+    else:
+        target = PROFILE_TARGET_TORCH.get(profile, DEFAULT_TARGET_TORCH)
+        why = (f"{settings.declared_torch_source}" if settings.declared_torch_source
+               else "no torch requirement declared")
+        target_note = f"  # the default ({why})"
+    matched = ignored_codes_for(settings, path)
+    enabled = sorted(registry.select_codes(settings.select, settings.extend_select,
+                                           settings.ignore))
+    if matched:
+        from devlint.rules.registry import enabled_codes
+
+        enabled = sorted(enabled_codes(settings, path))
+    lines = [
+        f"# Settings for: {path}",
+        f"# Config file: {source}",
+        f"# Globs anchored at: {settings.root or os.getcwd()}",
+        "[tool.devlint]",
+        f"select = {_toml_repr(list(settings.select))}",
+        f"extend-select = {_toml_repr(list(settings.extend_select))}",
+        f"ignore = {_toml_repr(list(settings.ignore))}",
+        f"per-file-ignores = {_toml_repr({g: list(c) for g, c in settings.per_file_ignores})}",
+        f"exclude = {_toml_repr(list(settings.exclude))}",
+        f"extend-exclude = {_toml_repr(list(settings.extend_exclude))}",
+        f"profile = {_toml_repr(profile)}{resolved}",
+        f"target-torch = {_toml_repr(target)}{target_note}",
+        f"target-backends = {_toml_repr(list(settings.target_backends))}",
+        f"unsafe-fixes = {_toml_repr(settings.unsafe_fixes)}",
+        f"output-format = {_toml_repr(settings.output_format or 'concise')}",
+        f"shell-device-type-var = {_toml_repr(settings.shell_device_type_var)}",
+        f"shell-visibility-var = {_toml_repr(settings.shell_visibility_var)}",
+    ]
+    for name, items in settings.profiles:
+        lines.append(f"\n[tool.devlint.profiles.{_toml_key(name)}]")
+        for role, (expr, imports) in items:
+            if role == "extends":
+                lines.append(f"extends = {_toml_repr(expr)}")
+            else:
+                lines.append(f"{_toml_key(role)} = {_toml_repr({'expr': expr, 'import': list(imports)})}")
+    lines += [
+        "",
+        f"# This file: excluded = {_toml_repr(is_excluded(settings, path))} "
+        f"(applies to explicit paths only with --force-exclude)",
+        f"# Matched per-file-ignores: {_toml_repr(list(matched))}",
+        f"# Enabled rules: {_toml_repr(enabled)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _auto_profile(path: str) -> str:
+    import ast
+
+    from devlint.engine.facts import collect_imports, resolve_profile
+
+    aliases: dict = {}
+    try:
+        from devlint.source import SourceFile
+
+        with open(path, "rb") as f:
+            collect_imports(ast.parse(SourceFile.from_bytes(f.read()).text).body, aliases)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError, LookupError):
+        pass
+    return resolve_profile("auto", path, aliases)
