@@ -12,31 +12,28 @@ import bisect
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from devlint.engine.prefilter import TRIGGER_TOKEN
+from devlint.evidence import Reason
+from devlint.evidence.cuda_guard import (
+    _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_QUERIES, _alike_polarity, _is_type_checking,
+)
+from devlint.evidence.cuda_only_module import (
+    _cuda_only_reason, _profile_folder_reason, _runtime_reason, _vendor_family_reason,
+)
+from devlint.evidence.cuda_only_scope import _scope_reason
+from devlint.evidence.platform_ladder import (
+    _CUDA_ARM_QUERIES, _OTHER_PLATFORM_MODULES, _OTHER_PLATFORM_QUERIES,
+)
+from devlint.evidence.vocabulary import (
+    _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
+)
 from devlint.source import Locator
 
 DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
 # string constants some rule looks at: CUDA devices, distributed backends, the CUDA
 # visibility variable
 INTERESTING_STRING = re.compile(r"cuda(?::\d+)?|nccl|gloo|hccl|xccl|CUDA_VISIBLE_DEVICES")
-# Only a test that establishes NVIDIA CUDA itself exempts the code under it. `is_cuda_alike()`
-# and `is_rocm()` cover ROCm too, where upstream still derives devices from the platform
-# (vLLM fixed `device="cuda"` under `if current_platform.is_rocm():`).
-_PLATFORM_CUDA_QUERIES = {"is_cuda"}
-# A platform dispatch: an if/elif chain in which one arm tests for CUDA (`is_cuda_alike()`,
-# `is_cuda()`, `torch.cuda.is_available()`) and another names a non-CUDA platform gives each
-# platform its own code; the CUDA arm's literals are that platform's own (SPEC 3, dispatch).
-_CUDA_ARM_QUERIES = {"is_cuda", "is_cuda_alike", "torch.cuda.is_available"}
-# platforms other than CUDA and ROCm, as `current_platform.is_<name>()` asks for them
-OTHER_PLATFORMS = frozenset({"xpu", "tpu", "cpu", "hpu", "npu", "mps", "neuron", "out_of_tree"})
-_OTHER_PLATFORM_QUERIES = {f"is_{p}" for p in OTHER_PLATFORMS}
-_OTHER_PLATFORM_MODULES = ("torch.xpu", "torch.mps", "torch.npu", "torch.hpu", "torch.backends.mps")
-# `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
-# and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
-# `device = "cuda:0"` below it); it is itself a DL401 finding.
-_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized"}
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -135,7 +132,7 @@ class FileFacts:
                 continue
             key = id(scope)
             if key not in self._scope_memo:
-                self._scope_memo[key] = (_scope_reason(scope, self.source(scope))
+                self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                          or self._calls_cuda_only(scope))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
@@ -150,7 +147,9 @@ class FileFacts:
             if isinstance(par, ast.Call) and par.func is not cur:
                 callee = self._callee(par.func)
                 if callee and is_cuda_only_module(callee[0]):
-                    return f"it is an argument of `{callee[1]}` from `{callee[0]}`"
+                    return Reason("cuda-only-scope",
+                                  f"it is an argument of `{callee[1]}` from `{callee[0]}`",
+                                  self.path, par.lineno)
             cur, par = par, self.get_parent(par)
         return None
 
@@ -168,7 +167,9 @@ class FileFacts:
                 callee = self._callee(n.func)
                 if callee and not callee[1].startswith(_AVAILABILITY_PREFIXES) \
                         and is_cuda_only_module(callee[0], wrappers=False):
-                    return f"`{scope.name}` calls `{callee[1]}` from `{callee[0]}`"
+                    return Reason("cuda-only-scope",
+                                  f"`{scope.name}` calls `{callee[1]}` from `{callee[0]}`",
+                                  self.path, n.lineno)
         return None
 
     def _callee(self, func) -> tuple[str, str] | None:
@@ -260,7 +261,7 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
     facts.cuda_only = (_cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
-                       or _runtime_reason(tree, text))
+                       or _runtime_reason(tree, text, path))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
                         or _vendor_family_reason(path))
     _leading_rows(facts)
@@ -268,248 +269,6 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     if hot:
         _Descent(facts, hot).run()
     return facts
-
-
-@lru_cache(maxsize=None)
-def _cuda_only_data() -> dict:
-    from devlint.profiles import _load_toml_bytes
-
-    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
-    with open(path, "rb") as f:
-        return _load_toml_bytes(f.read())
-
-
-@lru_cache(maxsize=None)
-def _cuda_only_defaults():
-    data = _cuda_only_data()
-
-    def compile_(table):
-        stems = tuple(table["stems"])
-        stem_re = re.compile(r"(?:^|_)(?:%s)(?:_|$)" % "|".join(map(re.escape, stems)))
-        return frozenset(table["folders"]), stem_re, tuple(table["imports"])
-
-    return compile_(data), compile_(data["cuda_alike"]), data.get("profile_folders", {})
-
-
-@lru_cache(maxsize=None)
-def _runtime_markers():
-    """(exact names, prefixes, keywords) of CUDA IPC / runtime use (cuda_only.toml `runtime`)."""
-    data = _cuda_only_data()
-    names = data.get("runtime", [])
-    exact = frozenset(n for n in names if not n.endswith("*"))
-    prefixes = tuple(n[:-1] for n in names if n.endswith("*"))
-    return exact, prefixes, frozenset(data.get("runtime_keywords", []))
-
-
-def _runtime_reason(tree: ast.Module, text: str) -> str | None:
-    """A module that uses CUDA IPC or the CUDA runtime's memory calls (a name, attribute or
-    import of one, or `interprocess=True`). Text-gated: the tree is walked only when the
-    source mentions a marker."""
-    exact, prefixes, keywords = _runtime_markers()
-    if not any(m in text for m in exact) and not any(p in text for p in prefixes) \
-            and not any(k + "=" in text for k in keywords):
-        return None
-
-    def marker(name):
-        return name in exact or name.startswith(prefixes)
-
-    for n in _outside_platform_tests(tree):
-        t = type(n)
-        if t is ast.Name and marker(n.id):
-            return f"it uses CUDA IPC, the CUDA runtime or toolkit (`{n.id}`)"
-        if t is ast.Attribute and marker(n.attr):
-            return f"it uses CUDA IPC, the CUDA runtime or toolkit (`.{n.attr}`)"
-        if t is ast.alias and marker(n.name.rsplit(".", 1)[-1]):
-            return f"it uses CUDA IPC, the CUDA runtime or toolkit (imports `{n.name}`)"
-        if t is ast.keyword and n.arg in keywords and not (
-                isinstance(n.value, ast.Constant) and not n.value.value):
-            return f"it uses CUDA IPC (`{n.arg}=`)"
-    return None
-
-
-_PLATFORM_TEST_NAMES = {"is_cuda", "is_cuda_alike", "is_rocm"} | _OTHER_PLATFORM_QUERIES
-
-
-def _is_platform_test(test) -> bool:
-    """A test that names a platform (`current_platform.is_cuda_alike()`, `not is_rocm()`,
-    `torch.cuda.is_available()`, and `and`/`or` of them)."""
-    if isinstance(test, ast.UnaryOp):
-        return _is_platform_test(test.operand)
-    if isinstance(test, ast.BoolOp):
-        return any(_is_platform_test(v) for v in test.values)
-    if isinstance(test, ast.Call):
-        f = test.func
-        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-        return name in _PLATFORM_TEST_NAMES or (
-            name == "is_available" and isinstance(f, ast.Attribute)
-            and getattr(f.value, "attr", None) in ("cuda", "xpu", "mps", "npu"))
-    return False
-
-
-def _outside_platform_tests(tree):
-    """The nodes of a module outside `if <platform test>:` blocks: code that dispatches on the
-    platform uses the CUDA runtime where it is CUDA (kv_offload's `host_register`)."""
-    stack = [tree]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.If) and _is_platform_test(n.test):
-            stack.append(n.test)
-            continue
-        yield n
-        stack.extend(ast.iter_child_nodes(n))
-
-
-def _profile_folder_reason(path: str, profile: str) -> str | None:
-    folders = _cuda_only_defaults()[2].get(profile, ())
-    for part in os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]:
-        if part in folders:
-            return f"a platform module (`{part}/`, {profile} profile)"
-    return None
-
-
-def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> str | None:
-    """Why a file is CUDA-only by construction (devlint/data/cuda_only.toml): its folder, its
-    name, or an unconditional top-level import of a CUDA-only stack (an import inside
-    try/except or an `if` is optional)."""
-    folders, stem_re, imports = _cuda_only_defaults()[1 if alike else 0]
-    parts = os.path.abspath(path).replace(os.sep, "/").split("/")
-    for folder in parts[:-1]:
-        if folder in folders:
-            return f"in a `{folder}/` folder"
-    stem = parts[-1].rsplit(".", 1)[0]
-    if _names_cuda_stem(stem_re, stem):
-        return f"its name `{parts[-1]}` says it is CUDA-specific"
-    if is_test_path(parts):
-        # a test module importing a CUDA-only stack gates those tests; its device constants
-        # and tensors are still meant to follow the platform (vLLM PR #38901)
-        return None
-    def is_cuda_module(qual):
-        return _names_cuda_module(qual, imports)
-
-    for stmt in tree.body:
-        for qual in _imported_modules(stmt):
-            if is_cuda_module(qual):
-                return f"imports `{qual}`"
-        if isinstance(stmt, ast.Try):
-            # `try: import cuda.x  except ImportError: import cuda.y` (or re-raise): every
-            # branch needs a CUDA-only stack
-            tried = [q for st in stmt.body for q in _imported_modules(st)]
-            if tried and all(is_cuda_module(q) for q in tried) and all(
-                    all(isinstance(st, ast.Raise) or (_imported_modules(st) and all(
-                        is_cuda_module(q) for q in _imported_modules(st))) for st in h.body)
-                    for h in stmt.handlers):
-                return f"imports `{tried[0]}` (every fallback is CUDA-only too)"
-    return None
-
-
-def is_test_path(parts) -> bool:
-    """A test module, from its path's parts: under `tests/`, `test_*.py` or `conftest.py`."""
-    stem = parts[-1].rsplit(".", 1)[0]
-    return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
-
-
-_AVAILABILITY_PREFIXES = ("has_", "is_", "supports", "check_", "get_", "set_")
-
-
-@lru_cache(maxsize=1024)
-def is_cuda_only_module(module: str, wrappers: bool = True) -> bool:
-    """A dotted module path whose module is CUDA-only by the same vocabulary as files: a
-    CUDA-only stack (`imports`), a package part named like a CUDA-only folder
-    (`vllm.vllm_flash_attn.cute.interface`), or a last part named like a CUDA-only file
-    (`...simple_kv_offload.cuda_mem_ops`). With `wrappers=False`, a project's module named
-    exactly after a stack (`vllm.utils.flashinfer`: availability checks and dispatch) and a
-    platform module (`vllm.platforms.cuda`) do not count."""
-    folders, stem_re, imports = _cuda_only_defaults()[0]
-    if _names_cuda_module(module, imports):
-        return True
-    parts = module.split(".")
-    if not wrappers and (parts[-1] in imports or "platforms" in parts[:-1]):
-        return False
-    # a vendored tree is exempt as a file, but vendoring says nothing about what it runs on
-    return any(p in folders and p not in VENDORED for p in parts[1:]) \
-        or _names_cuda_stem(stem_re, parts[-1])
-
-
-VENDORED = frozenset({"third_party", "vendor", "vendored", "_vendor"})
-
-
-def _names_cuda_stem(stem_re, stem: str) -> bool:
-    """A file or module name from the `stems` list. CUDA graphs have generic forms
-    (torch.xpu.XPUGraph): `cuda_graph` names no CUDA-only stack."""
-    return bool(stem_re.search(_CUDA_GRAPH.sub("", stem)))
-
-
-_CONDITIONAL = (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda, ast.FunctionDef,
-                ast.AsyncFunctionDef) + tuple(
-    getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
-
-
-def _unconditional_nodes(function):
-    """The nodes of a function outside `if`/`try`/`match` blocks, conditional expressions
-    and nested functions (which run when called, not with the function)."""
-    stack = list(function.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _CONDITIONAL):
-            continue
-        yield n
-        stack.extend(ast.iter_child_nodes(n))
-
-
-_CUDA_GRAPH = re.compile(r"_?cuda_?graphs?")
-
-
-def _names_cuda_module(qual: str, modules) -> bool:
-    """`cupy`, `cuda.bindings.driver`, and a CUDA-only package anywhere in a dotted path
-    (`vllm.vllm_flash_attn.cute.interface`, `pkg.models.x.nvidia.ops`). `cuda` itself only
-    counts as the top-level cuda-python package: `torch.cuda` is no CUDA-only stack."""
-    parts = qual.split(".")
-    for mod in modules:
-        if qual == mod or qual.startswith(mod + "."):
-            return True
-        if mod in _VENDOR_PACKAGES and mod in parts[1:]:
-            return True
-    return False
-
-
-# packages that hold only NVIDIA code wherever they sit in a dotted path (a library's name
-# inside a path, `vllm.utils.deep_gemm`, is usually a wrapper that checks availability)
-_VENDOR_PACKAGES = ("nvidia", "cute", "cutlass")
-
-
-def _imported_modules(stmt) -> list:
-    if isinstance(stmt, ast.Import):
-        return [a.name for a in stmt.names]
-    if isinstance(stmt, ast.ImportFrom) and stmt.module:
-        if stmt.level == 0:
-            return [stmt.module]
-        return [stmt.module.rsplit(".", 1)[-1]]  # `from .cute import x`: judge by the last part
-    return []
-
-
-_NON_CUDA_VENDORS = {"xpu", "cpu", "tpu", "npu", "hpu", "intel", "ascend", "mps", "neuron",
-                     "generic", "torch", "reference"}
-
-
-@lru_cache(maxsize=4096)
-def _vendor_dirs(directory: str) -> frozenset:
-    try:
-        return frozenset(e.name for e in os.scandir(directory) if e.is_dir())
-    except OSError:
-        return frozenset()
-
-
-def _vendor_family_reason(path: str) -> str | None:
-    """Shared code of a family whose only backends are NVIDIA and AMD folders
-    (`models/x/{nvidia,amd,common}`): it only ever runs on CUDA-alike devices."""
-    d = os.path.dirname(os.path.abspath(path))
-    for _ in range(2):
-        subdirs = _vendor_dirs(d)
-        vendors = subdirs & {"nvidia", "amd", "rocm", "cuda"}
-        if vendors and not subdirs & _NON_CUDA_VENDORS:
-            return f"its family `{os.path.basename(d)}` has only {'/'.join(sorted(vendors))} backends"
-        d = os.path.dirname(d)
-    return None
 
 
 def _leading_rows(facts: FileFacts) -> None:
@@ -556,60 +315,6 @@ def _token_rows(pattern, text: str, starts: list):
         yield row
         pos = starts[row] if row < len(starts) else end
 
-
-_VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|cutedsl|flashinfer|deepep|deep_gemm"
-                          r"|nvshmem|nvfp4|cublas|cudnn|nvtx|nvml|nvls|nixl_?ep")
-# direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
-# among them: torch.xpu.XPUGraph and friends give them a generic form
-# (CUDA IPC makes the whole module CUDA-only: cuda_only.toml `runtime`)
-_RUNTIME_ATTRS = {"cuda_stream", "cudart", "cudaStream_t", "MemPool"}
-_RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
-_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA"})
-
-
-def _scope_reason(scope, text: str) -> str | None:
-    name = scope.name.lower()
-    m = _VENDOR_NAME.search(name)
-    if m and not name.startswith("test"):
-        return f"`{scope.name}` names `{m.group(0)}`"
-    if not isinstance(scope, ast.ClassDef):
-        # an unconditional import at the function's top level (one under an `if` picks a
-        # backend, it does not make the function CUDA-only)
-        imports = _cuda_only_defaults()[0][2]
-        for st in scope.body:
-            for qual in _imported_modules(st):
-                if _names_cuda_module(qual, imports):
-                    return f"`{scope.name}` imports `{qual}`"
-    if not any(marker in text for marker in _RUNTIME_MARKERS):
-        return None  # the source says it cheaply; walk the tree only to confirm
-    for n in ast.walk(scope):
-        if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
-            return f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)"
-        if isinstance(n, ast.Attribute) and n.attr == "CUDA" and (
-                getattr(n.value, "attr", None) == "DeviceType"
-                or getattr(n.value, "id", None) == "DeviceType"):
-            return f"`{scope.name}` names the CUDA device type explicitly (`DeviceType.CUDA`)"
-        if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:
-            return f"`{scope.name}` uses the CUDA runtime (`{n.id}`)"
-    return None
-
-
-def _alike_polarity(test) -> int:
-    """+1 for `is_cuda_alike()` / `current_platform.is_cuda_alike()` (also as one operand of
-    `and`), -1 for its negation, 0 otherwise."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return -_alike_polarity(test.operand)
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return 1 if any(_alike_polarity(v) > 0 for v in test.values) else 0
-    if isinstance(test, ast.Call):
-        test = test.func
-    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
-    return 1 if name == "is_cuda_alike" else 0
-
-
-def _is_type_checking(test) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 class _Descent:

@@ -48,11 +48,12 @@ from functools import lru_cache
 from devlint.engine import facts as F
 from devlint.engine.atomic import write_atomic
 from devlint.engine.cache import RACY_S
+from devlint.evidence import cuda_only_module, cuda_only_scope, platform_ladder, vocabulary
 
 # findings about the file itself, not a device hardcoding: never exempted
 _KEEP = {"DL900", "DL999", "DL000"}
 # platforms other than CUDA and ROCm (an exclusion must name one of them, not CPU alone)
-_NON_CUDA_ALIKE = F.OTHER_PLATFORMS
+_NON_CUDA_ALIKE = platform_ladder.OTHER_PLATFORMS
 # a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
 _MAX_DEPTH = 1
 # `from M import names` (a parenthesised list, or a line: backslash continuations are joined
@@ -376,20 +377,20 @@ class Project:
         runtime use), "-" for a wrapper or platform module that never is, else None. Parsed
         only when its text names a CUDA-only stack or a runtime marker."""
         parts = modname.split(".")
-        stacks = F._cuda_only_defaults()[0][2]
+        stacks = vocabulary._cuda_only_defaults()[0][2]
         if parts[-1] in stacks or "platforms" in parts[:-1]:
             return "-"
-        if F.is_cuda_only_module(modname, wrappers=False):
+        if vocabulary.is_cuda_only_module(modname, wrappers=False):
             return f"its name `{modname}` says it is CUDA-specific"
         # its folder or file name; a vendored tree (`third_party/`, `_vendor/`) is exempt from
         # the per-file rules, but vendoring says nothing about CUDA
-        folders = F._cuda_only_defaults()[0][0] - F.VENDORED
+        folders = vocabulary._cuda_only_defaults()[0][0] - vocabulary.VENDORED
         dirs = os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]
         folder = next((d for d in dirs if d in folders), None)
         if folder:
             return f"in a `{folder}/` folder"
         name = os.path.basename(path)  # judged without its folders from here on
-        reason = F._cuda_only_reason(name, _EMPTY)
+        reason = cuda_only_module._cuda_only_reason(name, _EMPTY)
         if reason is None and self.fact(path, "gate", lambda: _may_be_cuda_only(
                 (self.text(path) or "").encode("utf-8", "surrogateescape"))):
             reason = self.fact(path, "own-text", lambda: _text_reason(
@@ -413,9 +414,9 @@ class Project:
                 cuda[mod] = why
         if not cuda:
             return None
-        if F.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
-                or F._vendor_family_reason(path) or self.fact(
-                path, "alike", lambda: bool(F._cuda_only_reason(
+        if vocabulary.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
+                or cuda_only_module._vendor_family_reason(path) or self.fact(
+                path, "alike", lambda: bool(cuda_only_module._cuda_only_reason(
                     path, self.tree(path) or _EMPTY, alike=True))):
             return None  # ROCm code keeps its findings; a test module's imports gate tests
         for local, mod in self.fact(path, "calls", lambda: self._calls(path, modname, top)):
@@ -450,7 +451,7 @@ class Project:
             if mod and mod.split(".")[0] == top:
                 for a in stmt.names:
                     local = a.asname or a.name
-                    if not local.startswith(F._AVAILABILITY_PREFIXES) and (
+                    if not local.startswith(vocabulary._AVAILABILITY_PREFIXES) and (
                             names is None or local in names):
                         imported[local] = mod
 
@@ -654,7 +655,7 @@ def _text_reason(path: str, text: str | None, tree) -> str | None:
     """Why the module's imports or CUDA runtime use make it CUDA-only (not its folders)."""
     if tree is None or text is None:
         return None
-    return F._cuda_only_reason(os.path.basename(path), tree) or F._runtime_reason(tree, text)
+    return cuda_only_module._cuda_only_reason(os.path.basename(path), tree) or cuda_only_module._runtime_reason(tree, text)
 
 
 def parsed_facts(path: str, text: str, tree) -> dict:
@@ -689,7 +690,7 @@ def linted_facts(path: str, text: str, tree, diags) -> dict:
 @lru_cache(maxsize=1)
 def _needles() -> tuple:
     """Bytes needles: (runtime markers, names of another platform)."""
-    exact, prefixes, _ = F._runtime_markers()
+    exact, prefixes, _ = vocabulary._runtime_markers()
     markers = tuple(m.encode() for m in (*exact, *prefixes))
     # `torch.cuda.is_available()` asks whether there is CUDA at all: the module has a path
     # without it
@@ -711,15 +712,15 @@ def _may_be_cuda_only(data: bytes) -> bool:
     a column-0 `try:` could hold it). Otherwise it is not parsed for them."""
     if any(m in data for m in _needles()[0]):
         return True
-    stacks = F._cuda_only_defaults()[0][2]
+    stacks = vocabulary._cuda_only_defaults()[0][2]
     text = data.decode("utf-8", "replace")
-    if any(m and not lvl and F._names_cuda_module(m, stacks) for m, lvl in top_imports(text)):
+    if any(m and not lvl and vocabulary._names_cuda_module(m, stacks) for m, lvl in top_imports(text)):
         return True
     if "\ntry:" not in text and not text.startswith("try:"):
         return False
     seen: list = []
     imports_of("", data, top="", seen=seen)
-    return any(F._names_cuda_module(m, stacks) for m in seen)
+    return any(vocabulary._names_cuda_module(m, stacks) for m in seen)
 
 
 def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> list:
@@ -781,13 +782,13 @@ def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> lis
 
 
 # what can put a use on CUDA in a module that is not CUDA-only: a platform test, or a function
-# or class CUDA-only by its name or runtime use (facts._scope_reason); a text without any of
+# or class CUDA-only by its name or runtime use (evidence.cuda_only_scope); a text without any of
 # these is not parsed
 _CUDA_CONTEXT = re.compile(
     r"\bis_(?:%s)\b" % "|".join(sorted(_NON_CUDA_ALIKE | {"cuda", "cuda_alike", "rocm",
                                                          "available"}))
     + r"|\.type\s*[!=]=|[\"']cuda[\"']|TYPE_CHECKING|cuda_stream|cudart|MemPool|DeviceType|CUstream"
-    + r"|cupy|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w*(?i:%s)" % F._VENDOR_NAME.pattern,
+    + r"|cupy|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w*(?i:%s)" % cuda_only_scope._VENDOR_NAME.pattern,
     re.M)
 _DOUBLE = re.compile(r"(?:\b|_)(?:mock|fake|stub|dummy)(?:\b|_)", re.I)
 _DOUBLE_IMPORT = re.compile(r"^[ \t]+from[ \t]+[\w.]*?(?:\b|_)(?:mock|fake|stub|dummy)(?:\b|_)",
@@ -842,7 +843,7 @@ def _unconditional_calls(tree, text: str, names: dict) -> list:
                                   ast.Try))
                for s in chain[(0 if fn is None else fn + 1):-1]):
             continue
-        for n in F._unconditional_nodes(_Body([stmt])):
+        for n in vocabulary._unconditional_nodes(_Body([stmt])):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                     and n.func.id in names and n.func.id not in found:
                 found.append(n.func.id)
@@ -850,7 +851,7 @@ def _unconditional_calls(tree, text: str, names: dict) -> list:
 
 
 class _Body:
-    """A statement list shaped like a function, for facts._unconditional_nodes."""
+    """A statement list shaped like a function, for evidence.vocabulary._unconditional_nodes."""
 
     def __init__(self, body):
         self.body = body
@@ -946,7 +947,7 @@ class _CudaWalker:
             if top and stmt.name == self.skip:
                 return
             if why is None:
-                reason = F._scope_reason(stmt, self.facts.source(stmt))
+                reason = cuda_only_scope._scope_reason(stmt, self.facts.source(stmt))
                 if reason:
                     why = reason
             holder = self.holder

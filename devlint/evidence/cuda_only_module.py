@@ -1,0 +1,126 @@
+"""Principle: a file that is CUDA-only by construction is not reported.
+
+Evidence (each a `Reason("cuda-only-module", ...)`): its folder (`nvidia/`, `cuda/`, a
+vendored kernel tree), its name (`cuda_mem_ops.py`), an unconditional top-level import of a
+CUDA-only stack (`cutlass`, `cuda.bindings`, `cupy`, `flashinfer`...: file:line of the
+import), its use of CUDA IPC or the CUDA runtime outside platform tests (file:line of the
+use), a profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
+only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
+Limits: one marker never makes a file CUDA-only; an import under `try`/`if` is optional; a
+test module importing a CUDA-only stack only gates its tests.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from functools import lru_cache
+
+from devlint.evidence import Reason
+from devlint.evidence.platform_ladder import _outside_platform_tests
+from devlint.evidence.vocabulary import (
+    _cuda_only_defaults, _imported_modules, _names_cuda_module, _names_cuda_stem,
+    _runtime_markers, is_test_path,
+)
+
+_P = "cuda-only-module"
+
+
+def _runtime_reason(tree: ast.Module, text: str, path: str | None = None) -> Reason | None:
+    """A module that uses CUDA IPC or the CUDA runtime's memory calls (a name, attribute or
+    import of one, or `interprocess=True`). Text-gated: the tree is walked only when the
+    source mentions a marker."""
+    exact, prefixes, keywords = _runtime_markers()
+    if not any(m in text for m in exact) and not any(p in text for p in prefixes) \
+            and not any(k + "=" in text for k in keywords):
+        return None
+
+    def marker(name):
+        return name in exact or name.startswith(prefixes)
+
+    for n in _outside_platform_tests(tree):
+        t = type(n)
+        if t is ast.Name and marker(n.id):
+            return Reason(_P, f"it uses CUDA IPC, the CUDA runtime or toolkit (`{n.id}`)",
+                          path, getattr(n, "lineno", None))
+        if t is ast.Attribute and marker(n.attr):
+            return Reason(_P, f"it uses CUDA IPC, the CUDA runtime or toolkit (`.{n.attr}`)",
+                          path, getattr(n, "lineno", None))
+        if t is ast.alias and marker(n.name.rsplit(".", 1)[-1]):
+            return Reason(_P, "it uses CUDA IPC, the CUDA runtime or toolkit "
+                          f"(imports `{n.name}`)",
+                          path, getattr(n, "lineno", None))
+        if t is ast.keyword and n.arg in keywords and not (
+                isinstance(n.value, ast.Constant) and not n.value.value):
+            return Reason(_P, f"it uses CUDA IPC (`{n.arg}=`)",
+                          path, getattr(n, "lineno", None))
+    return None
+
+
+def _profile_folder_reason(path: str, profile: str) -> Reason | None:
+    folders = _cuda_only_defaults()[2].get(profile, ())
+    for part in os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]:
+        if part in folders:
+            return Reason(_P, f"a platform module (`{part}/`, {profile} profile)", path)
+    return None
+
+
+def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> Reason | None:
+    """Why a file is CUDA-only by construction (devlint/data/cuda_only.toml): its folder, its
+    name, or an unconditional top-level import of a CUDA-only stack (an import inside
+    try/except or an `if` is optional)."""
+    folders, stem_re, imports = _cuda_only_defaults()[1 if alike else 0]
+    parts = os.path.abspath(path).replace(os.sep, "/").split("/")
+    for folder in parts[:-1]:
+        if folder in folders:
+            return Reason(_P, f"in a `{folder}/` folder", path)
+    stem = parts[-1].rsplit(".", 1)[0]
+    if _names_cuda_stem(stem_re, stem):
+        return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
+    if is_test_path(parts):
+        # a test module importing a CUDA-only stack gates those tests; its device constants
+        # and tensors are still meant to follow the platform (vLLM PR #38901)
+        return None
+    def is_cuda_module(qual):
+        return _names_cuda_module(qual, imports)
+
+    for stmt in tree.body:
+        for qual in _imported_modules(stmt):
+            if is_cuda_module(qual):
+                return Reason(_P, f"imports `{qual}`", path, stmt.lineno)
+        if isinstance(stmt, ast.Try):
+            # `try: import cuda.x  except ImportError: import cuda.y` (or re-raise): every
+            # branch needs a CUDA-only stack
+            tried = [q for st in stmt.body for q in _imported_modules(st)]
+            if tried and all(is_cuda_module(q) for q in tried) and all(
+                    all(isinstance(st, ast.Raise) or (_imported_modules(st) and all(
+                        is_cuda_module(q) for q in _imported_modules(st))) for st in h.body)
+                    for h in stmt.handlers):
+                return Reason(_P, f"imports `{tried[0]}` (every fallback is CUDA-only too)", path,
+                              stmt.lineno)
+    return None
+
+
+_NON_CUDA_VENDORS = {"xpu", "cpu", "tpu", "npu", "hpu", "intel", "ascend", "mps", "neuron",
+                     "generic", "torch", "reference"}
+
+
+@lru_cache(maxsize=4096)
+def _vendor_dirs(directory: str) -> frozenset:
+    try:
+        return frozenset(e.name for e in os.scandir(directory) if e.is_dir())
+    except OSError:
+        return frozenset()
+
+
+def _vendor_family_reason(path: str) -> Reason | None:
+    """Shared code of a family whose only backends are NVIDIA and AMD folders
+    (`models/x/{nvidia,amd,common}`): it only ever runs on CUDA-alike devices."""
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(2):
+        subdirs = _vendor_dirs(d)
+        vendors = subdirs & {"nvidia", "amd", "rocm", "cuda"}
+        if vendors and not subdirs & _NON_CUDA_VENDORS:
+            return Reason(_P, f"its family `{os.path.basename(d)}` has only "
+                          f"{'/'.join(sorted(vendors))} backends", d)
+        d = os.path.dirname(d)
+    return None

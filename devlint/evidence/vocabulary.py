@@ -1,0 +1,128 @@
+"""The words that name CUDA-only code, shared by the principles (data:
+`devlint/data/cuda_only.toml`): CUDA-only stacks, folders and file stems, CUDA runtime
+markers, vendored trees, test paths, availability-check prefixes.
+
+Limits: a name is a weak signal; the principles decide how much of it counts (a whole file
+only by its folder, its name or an unconditional import, never by one local name)."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from functools import lru_cache
+
+
+@lru_cache(maxsize=None)
+def _cuda_only_data() -> dict:
+    from devlint.profiles import _load_toml_bytes
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "cuda_only.toml")
+    with open(path, "rb") as f:
+        return _load_toml_bytes(f.read())
+
+
+@lru_cache(maxsize=None)
+def _cuda_only_defaults():
+    data = _cuda_only_data()
+
+    def compile_(table):
+        stems = tuple(table["stems"])
+        stem_re = re.compile(r"(?:^|_)(?:%s)(?:_|$)" % "|".join(map(re.escape, stems)))
+        return frozenset(table["folders"]), stem_re, tuple(table["imports"])
+
+    return compile_(data), compile_(data["cuda_alike"]), data.get("profile_folders", {})
+
+
+@lru_cache(maxsize=None)
+def _runtime_markers():
+    """(exact names, prefixes, keywords) of CUDA IPC / runtime use (cuda_only.toml `runtime`)."""
+    data = _cuda_only_data()
+    names = data.get("runtime", [])
+    exact = frozenset(n for n in names if not n.endswith("*"))
+    prefixes = tuple(n[:-1] for n in names if n.endswith("*"))
+    return exact, prefixes, frozenset(data.get("runtime_keywords", []))
+
+
+def is_test_path(parts) -> bool:
+    """A test module, from its path's parts: under `tests/`, `test_*.py` or `conftest.py`."""
+    stem = parts[-1].rsplit(".", 1)[0]
+    return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
+
+
+_AVAILABILITY_PREFIXES = ("has_", "is_", "supports", "check_", "get_", "set_")
+
+
+@lru_cache(maxsize=1024)
+def is_cuda_only_module(module: str, wrappers: bool = True) -> bool:
+    """A dotted module path whose module is CUDA-only by the same vocabulary as files: a
+    CUDA-only stack (`imports`), a package part named like a CUDA-only folder
+    (`vllm.vllm_flash_attn.cute.interface`), or a last part named like a CUDA-only file
+    (`...simple_kv_offload.cuda_mem_ops`). With `wrappers=False`, a project's module named
+    exactly after a stack (`vllm.utils.flashinfer`: availability checks and dispatch) and a
+    platform module (`vllm.platforms.cuda`) do not count."""
+    folders, stem_re, imports = _cuda_only_defaults()[0]
+    if _names_cuda_module(module, imports):
+        return True
+    parts = module.split(".")
+    if not wrappers and (parts[-1] in imports or "platforms" in parts[:-1]):
+        return False
+    # a vendored tree is exempt as a file, but vendoring says nothing about what it runs on
+    return any(p in folders and p not in VENDORED for p in parts[1:]) \
+        or _names_cuda_stem(stem_re, parts[-1])
+
+
+VENDORED = frozenset({"third_party", "vendor", "vendored", "_vendor"})
+
+
+def _names_cuda_stem(stem_re, stem: str) -> bool:
+    """A file or module name from the `stems` list. CUDA graphs have generic forms
+    (torch.xpu.XPUGraph): `cuda_graph` names no CUDA-only stack."""
+    return bool(stem_re.search(_CUDA_GRAPH.sub("", stem)))
+
+
+_CONDITIONAL = (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda, ast.FunctionDef,
+                ast.AsyncFunctionDef) + tuple(
+    getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
+
+
+def _unconditional_nodes(function):
+    """The nodes of a function outside `if`/`try`/`match` blocks, conditional expressions
+    and nested functions (which run when called, not with the function)."""
+    stack = list(function.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _CONDITIONAL):
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+_CUDA_GRAPH = re.compile(r"_?cuda_?graphs?")
+
+
+def _names_cuda_module(qual: str, modules) -> bool:
+    """`cupy`, `cuda.bindings.driver`, and a CUDA-only package anywhere in a dotted path
+    (`vllm.vllm_flash_attn.cute.interface`, `pkg.models.x.nvidia.ops`). `cuda` itself only
+    counts as the top-level cuda-python package: `torch.cuda` is no CUDA-only stack."""
+    parts = qual.split(".")
+    for mod in modules:
+        if qual == mod or qual.startswith(mod + "."):
+            return True
+        if mod in _VENDOR_PACKAGES and mod in parts[1:]:
+            return True
+    return False
+
+
+# packages that hold only NVIDIA code wherever they sit in a dotted path (a library's name
+# inside a path, `vllm.utils.deep_gemm`, is usually a wrapper that checks availability)
+_VENDOR_PACKAGES = ("nvidia", "cute", "cutlass")
+
+
+def _imported_modules(stmt) -> list:
+    if isinstance(stmt, ast.Import):
+        return [a.name for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module:
+        if stmt.level == 0:
+            return [stmt.module]
+        return [stmt.module.rsplit(".", 1)[-1]]  # `from .cute import x`: judge by the last part
+    return []
