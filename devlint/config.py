@@ -264,7 +264,7 @@ def describe(settings: Settings, path: str) -> str:
 def _auto_profile(path: str) -> str:
     import ast
 
-    from devlint.engine.facts import collect_imports, resolve_profile
+    from devlint.analysis.model import collect_imports, resolve_profile
 
     aliases: dict = {}
     try:

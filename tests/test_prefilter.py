@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from devlint.engine.linter import lint_text
-from devlint.engine.prefilter import TRIGGER, may_have_findings
+from devlint.analysis.prefilter import TRIGGER, may_have_findings
 from devlint.engine.runner import process_source
 from devlint.rules import registry
 from devlint.settings import Settings

@@ -419,7 +419,7 @@ def _bounded_real_tree(dst: Path, hot: int = 150, cold: int = 50) -> int:
     seed fixtures."""
     import importlib.util
 
-    from devlint.engine.prefilter import may_have_findings
+    from devlint.analysis.prefilter import may_have_findings
 
     root = Path(__file__).resolve().parent.parent
     _fix_safety_module().copy_sources(root / "fixtures", dst / "fixtures")

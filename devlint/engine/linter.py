@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from devlint.diagnostics import Diagnostic
 from devlint.engine import suppression
-from devlint.engine.facts import build_facts
+from devlint.analysis.triage import build_facts
 from devlint.rules import registry
 from devlint.rules.registry import enabled_codes
 

@@ -45,7 +45,8 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from devlint.engine import facts as F
+from devlint.analysis.descent import Descent
+from devlint.analysis.model import _EXITS, FileFacts, collect_imports
 from devlint.engine.atomic import write_atomic
 from devlint.engine.cache import RACY_S
 from devlint.evidence import cuda_only_module, cuda_only_scope, platform_ladder, vocabulary
@@ -881,9 +882,9 @@ class _CudaWalker:
 
     def __init__(self, path, text, tree, names, skip: str | None = None):
         aliases: dict = {}
-        F.collect_imports(tree.body, aliases)
-        self.facts = F.FileFacts(path, text, "torch", None, None, tree, aliases)
-        self.tests = F._Descent(self.facts, [])
+        collect_imports(tree.body, aliases)
+        self.facts = FileFacts(path, text, "torch", None, None, tree, aliases)
+        self.tests = Descent(self.facts, [])
         self.names = names
         self.skip = skip  # a module-level function not to enter (the one asked about)
         self.rows = rows_naming(text, names)
@@ -933,7 +934,7 @@ class _CudaWalker:
             if _spans(stmt, self.rows):
                 self.statement(stmt, why)
             if why is None and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
-                    and isinstance(stmt.body[-1], F._EXITS) and self.polarity(stmt.test) < 0:
+                    and isinstance(stmt.body[-1], _EXITS) and self.polarity(stmt.test) < 0:
                 why = "test"  # `if not <cuda>: return` guards the rest of the block
 
     def statement(self, stmt, why) -> None:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from devlint.engine.atomic import write_atomic
-from devlint.engine.prefilter import may_have_findings
+from devlint.analysis.prefilter import may_have_findings
 from devlint.source import SourceFile
 
 SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool

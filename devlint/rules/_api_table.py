@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.facts import simple_name
-from devlint.engine.fixkit import Expr, make_fix
+from devlint.analysis.model import simple_name
+from devlint.analysis.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.rules._device import guards_cuda_only, skipped
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-from devlint.engine.fixkit import Expr, role_expr, single_quoted
-from devlint.engine.infer import infer_device
+from devlint.analysis.fixkit import Expr, role_expr, single_quoted
+from devlint.analysis.infer import infer_device
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -14,7 +14,7 @@ _INDEXED = re.compile(r"cuda:(\d+)")
 
 def device_strings(facts):
     """The str constants of the file that name a CUDA device ("cuda", "cuda:N")."""
-    from devlint.engine.facts import DEVICE_STRING
+    from devlint.analysis.model import DEVICE_STRING
 
     for node in facts.strings:
         if DEVICE_STRING.fullmatch(node.value):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterator
 
 if TYPE_CHECKING:
     from devlint.diagnostics import Diagnostic
-    from devlint.engine.facts import FileFacts
+    from devlint.analysis.model import FileFacts
 
 
 @dataclass(frozen=True)

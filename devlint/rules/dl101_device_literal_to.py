@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import ast
 
-from devlint.engine.fixkit import make_fix
-from devlint.engine.infer import infer_device
+from devlint.analysis.fixkit import make_fix
+from devlint.analysis.infer import infer_device
 from devlint.rules._device import device_for_literal, device_strings, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix
-from devlint.engine.infer import infer_device
+from devlint.analysis.fixkit import make_fix
+from devlint.analysis.infer import infer_device
 from devlint.rules._device import indexed_device, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 

@@ -5,8 +5,8 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix, role_expr
-from devlint.engine.infer import infer_device
+from devlint.analysis.fixkit import make_fix, role_expr
+from devlint.analysis.infer import infer_device
 from devlint.rules._device import (
     device_for_literal,
     device_string,

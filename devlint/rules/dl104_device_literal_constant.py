@@ -5,7 +5,7 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix, role_expr
+from devlint.analysis.fixkit import make_fix, role_expr
 from devlint.rules._device import device_string, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix
+from devlint.analysis.fixkit import make_fix
 from devlint.rules._device import device_type_expr, skipped, string_prefix_and_quote
 from devlint.rules.base import Invalid, Rule, Valid
 

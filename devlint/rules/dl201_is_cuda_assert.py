@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix, role_expr
+from devlint.analysis.fixkit import make_fix, role_expr
 from devlint.rules._device import cuda_tests, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 

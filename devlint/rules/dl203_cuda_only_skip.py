@@ -5,7 +5,7 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix
+from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules.base import Invalid, Rule, Valid
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix
+from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._api_table import table_findings, target_of
 from devlint.rules._device import skipped

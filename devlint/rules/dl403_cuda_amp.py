@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import Expr, make_fix
+from devlint.analysis.fixkit import Expr, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._device import device_strings, device_type_expr, skipped
 from devlint.rules.base import Invalid, Rule, Valid

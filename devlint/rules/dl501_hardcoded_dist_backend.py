@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.engine.fixkit import make_fix, role_expr
+from devlint.analysis.fixkit import make_fix, role_expr
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
-from devlint.engine.facts import simple_name
-from devlint.engine.fixkit import Expr, role_expr
+from devlint.analysis.model import simple_name
+from devlint.analysis.fixkit import Expr, role_expr
 
 _TENSORISH = re.compile(r"(?i)(cache|tensor|buf|dst|dest|out|state|kv|weight|param|mask|logits"
                         r"|hidden|input|output)")

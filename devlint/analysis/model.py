@@ -1,0 +1,240 @@
+"""What the triage knows about one file: `FileFacts` (its text, tree, imports, profile,
+candidate nodes and where each stands) and `Where`; the import/alias resolution they use.
+
+Analysis layer: below the rules (which read these facts) and above the evidence layer (whose
+principles `FileFacts` asks about its scopes)."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+
+from devlint.evidence import Reason
+from devlint.evidence.cuda_only_scope import _scope_reason
+from devlint.evidence.vocabulary import (
+    _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
+)
+from devlint.source import Locator
+
+DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
+# string constants some rule looks at: CUDA devices, distributed backends, the CUDA
+# visibility variable
+INTERESTING_STRING = re.compile(r"cuda(?::\d+)?|nccl|gloo|hccl|xccl|CUDA_VISIBLE_DEVICES")
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclass
+class Where:
+    """Where a candidate node stands."""
+
+    function: ast.AST | None
+    klass: ast.ClassDef | None
+    guarded: bool  # under a guard that already established CUDA
+    tensor_guard: ast.expr | None  # `t` of an enclosing `if t.is_cuda:`
+    statement: ast.stmt | None
+    level: str  # "module" | "class" | "function"
+    annotation: bool = False
+
+
+@dataclass
+class FileFacts:
+    path: str
+    text: str
+    profile: str  # resolved: "torch" | "vllm" | a custom profile name
+    settings: object
+    _locator: Locator | None = None
+    tree: ast.Module | None = None
+    aliases: dict = field(default_factory=dict)  # local name -> qualified name
+    cuda_only: str | None = None  # why the whole file is CUDA-only, if it is
+    cuda_alike: str | None = None  # why it is CUDA-alike only (ROCm): the torch.cuda API is right
+    calls: list = field(default_factory=list)
+    strings: list = field(default_factory=list)  # str Constants: devices, backends, env vars
+    fstrings: list = field(default_factory=list)  # JoinedStr / BinOp building "cuda:<i>"
+    api_strings: list = field(default_factory=list)  # "torch.cuda.x" dotted names in strings
+    torch_refs: list = field(default_factory=list)  # (node, qualname) of torch.cuda.* references
+    asserts: list = field(default_factory=list)
+    assigns: list = field(default_factory=list)  # Assign/AnnAssign statements (any level)
+    ifs: list = field(default_factory=list)  # If statements
+    ifexps: list = field(default_factory=list)  # IfExp expressions
+    joined: list = field(default_factory=list)  # every f-string (a fix inside one must requote)
+    where: dict = field(default_factory=dict)  # id(node) -> Where
+    parent: dict = field(default_factory=dict)  # id(node) -> parent node
+    import_end_row: int = 0  # last row of the leading import block (0: none)
+    _scope_memo: dict = field(default_factory=dict)
+    docstring_end_row: int = 0
+    future_end_row: int = 0
+
+    # --- positions -------------------------------------------------------------------
+    @property
+    def locator(self) -> Locator:
+        if self._locator is None:
+            self._locator = Locator(self.text)
+        return self._locator
+
+    def offset(self, row: int, col: int) -> int:
+        return self.locator.offset(row, col)
+
+    def span(self, node) -> tuple[int, int]:
+        return (self.locator.offset(node.lineno, node.col_offset),
+                self.locator.offset(node.end_lineno, node.end_col_offset))
+
+    def source(self, node) -> str:
+        s, e = self.span(node)
+        return self.text[s:e]
+
+    # --- names -----------------------------------------------------------------------
+    def qualname(self, node) -> str | None:
+        """`th.cuda.synchronize` -> `torch.cuda.synchronize` through the file's imports."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.aliases.get(node.id)
+        if base is None:
+            return None
+        parts.append(base)
+        return ".".join(reversed(parts))
+
+    def torch_name(self) -> str | None:
+        """The local name bound to the torch module, if the file imports it."""
+        for local, qual in self.aliases.items():
+            if qual == "torch":
+                return local
+        return None
+
+    def cuda_only_scope(self, node) -> str | None:
+        """Why the function or class around `node` is CUDA-only: its name names a CUDA-only
+        stack (`_cuda_graph_capture`, `FlashInferBackend`), or it uses the CUDA runtime
+        directly (`.cuda_stream`, `cudart`, CUDA IPC handles). Memoized per scope."""
+        w = self.where_of(node)
+        if w is None:
+            return None
+        for scope in (w.function, w.klass):
+            if scope is None:
+                continue
+            key = id(scope)
+            if key not in self._scope_memo:
+                self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
+                                         or self._calls_cuda_only(scope))
+            if self._scope_memo[key]:
+                return self._scope_memo[key]
+        return None
+
+    def cuda_only_callee(self, node) -> str | None:
+        """`_flash_attn_fwd_combine(torch.empty(..., device="cuda"))`: `node` is (inside) an
+        argument of a call to a function imported from a CUDA-only module, so the value has to
+        be what that kernel takes."""
+        cur, par = node, self.get_parent(node)
+        while par is not None and not isinstance(par, ast.stmt):
+            if isinstance(par, ast.Call) and par.func is not cur:
+                callee = self._callee(par.func)
+                if callee and is_cuda_only_module(callee[0]):
+                    return Reason("cuda-only-scope",
+                                  f"it is an argument of `{callee[1]}` from `{callee[0]}`",
+                                  self.path, par.lineno)
+            cur, par = par, self.get_parent(par)
+        return None
+
+    def _calls_cuda_only(self, scope) -> str | None:
+        """A function that always calls into a CUDA-only module
+        (`nccl_common.create_communicator`, `cuda_mem_ops.copy_blocks`) works with that
+        module's CUDA objects. Only unconditional calls count: one under an `if` or `try`
+        picks a backend among others. Availability checks, getters and setters
+        (`has_flashinfer()`, `set_graph_pool_id()`) do not count either: they ask or
+        configure, they take no CUDA data. Classes do not count through their methods."""
+        if isinstance(scope, ast.ClassDef):
+            return None
+        for n in _unconditional_nodes(scope):
+            if isinstance(n, ast.Call):
+                callee = self._callee(n.func)
+                if callee and not callee[1].startswith(_AVAILABILITY_PREFIXES) \
+                        and is_cuda_only_module(callee[0], wrappers=False):
+                    return Reason("cuda-only-scope",
+                                  f"`{scope.name}` calls `{callee[1]}` from `{callee[0]}`",
+                                  self.path, n.lineno)
+        return None
+
+    def _callee(self, func) -> tuple[str, str] | None:
+        """(module, name) of a called function imported from a module other than torch; also
+        for imports nested in blocks (`if ...: from m import f`), which the alias table of
+        the descent does not hold."""
+        q = self.qualname(func)
+        if q is None and isinstance(func, ast.Name):
+            q = self.memo("nested_imports", self._all_imports).get(func.id)
+        if not q or q.startswith("torch.") or "." not in q:
+            return None
+        module, name = q.rsplit(".", 1)
+        return module, name
+
+    def _all_imports(self) -> dict:
+        out: dict = {}
+        collect_imports([n for n in ast.walk(self.tree)
+                         if isinstance(n, (ast.Import, ast.ImportFrom))], out)
+        return out
+
+    def tree_parent(self, node):
+        """The parent of any node of the tree (`get_parent` knows only the nodes the descent
+        visited); the map is built once, on first use."""
+        def build():
+            return {id(c): n for n in ast.walk(self.tree) for c in ast.iter_child_nodes(n)}
+
+        return self.memo("tree_parents", build).get(id(node))
+
+    def memo(self, key, compute):
+        """A per-file value computed once, on first use (most files never need it)."""
+        if key not in self._scope_memo:
+            self._scope_memo[key] = compute()
+        return self._scope_memo[key]
+
+    def get_parent(self, node):
+        return self.parent.get(id(node))
+
+    def where_of(self, node) -> Where | None:
+        return self.where.get(id(node))
+
+
+def simple_name(expr) -> str | None:
+    """`x` or `x.attr` (a local or an attribute of one), else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        return f"{expr.value.id}.{expr.attr}"
+    return None
+
+
+def resolve_profile(requested: str, path: str, aliases: dict) -> str:
+    if requested != "auto":
+        return requested
+    if any(q == "vllm" or q.startswith("vllm.") for q in aliases.values()):
+        return "vllm"
+    parts = os.path.abspath(path).replace(os.sep, "/").split("/")
+    if "vllm" in parts[:-1]:
+        return "vllm"
+    return "torch"
+
+
+def collect_imports(body, aliases: dict) -> None:
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    top = a.name.split(".")[0]
+                    aliases.setdefault(top, top)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
+            for a in stmt.names:
+                if a.name != "*":
+                    aliases[a.asname or a.name] = f"{stmt.module}.{a.name}"
+        elif isinstance(stmt, (ast.If, ast.Try)) or type(stmt).__name__ == "TryStar":
+            collect_imports(stmt.body, aliases)
+            for h in getattr(stmt, "handlers", ()):
+                collect_imports(h.body, aliases)
+            collect_imports(stmt.orelse, aliases)
+            collect_imports(getattr(stmt, "finalbody", ()), aliases)
+

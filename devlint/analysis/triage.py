@@ -1,0 +1,38 @@
+"""Stage 2: stdlib-`ast` triage.
+
+One parse with `ast`, import/alias resolution, and a single descent that only enters the
+statements whose lines hold a trigger token. It collects the candidate nodes every rule looks at
+(calls, device strings, `torch.cuda` references, asserts, constants) together with where they
+stand (function, class, enclosing CUDA guards), so rules never walk the tree themselves.
+"""
+from __future__ import annotations
+
+import ast
+
+from devlint.analysis.descent import Descent
+from devlint.analysis.model import FileFacts, collect_imports, resolve_profile
+from devlint.analysis.rows import hot_rows, leading_rows
+from devlint.evidence.cuda_only_module import (
+    _cuda_only_reason, _profile_folder_reason, _runtime_reason, _vendor_family_reason,
+)
+
+
+def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) -> FileFacts:
+    """Parse (unless given a tree) and collect the candidates. Raises SyntaxError."""
+    if tree is None:
+        tree = ast.parse(text, filename=path)
+    aliases: dict = {}
+    collect_imports(tree.body, aliases)
+    profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
+    facts = FileFacts(path, text, profile, settings, None, tree, aliases)
+    facts.cuda_only = (_cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
+                       or _runtime_reason(tree, text, path))
+    facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
+                        or _vendor_family_reason(path))
+    leading_rows(facts)
+    hot = hot_rows(facts)
+    if hot:
+        Descent(facts, hot).run()
+    return facts
+
+
