@@ -1,0 +1,443 @@
+"""The package index and its package-level principles (see `devlint.engine.project`):
+CUDA-only through a project module, a test double of a CUDA-only module, a function that only
+runs on CUDA. Each answer is a human reason (a `str`) or None.
+
+Size: ~420 lines, one class: the three principles share the per-run memo of parsed modules,
+the importers index and the fact store, and call each other recursively (a module is CUDA-only
+through a function that is only called on CUDA ...); splitting the class would pass that state
+around."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import time
+
+from devlint.engine.project.gates import _may_be_cuda_only, _names_other_platform, _text_reason
+from devlint.engine.project.package import (
+    _EMPTY, _file_imports, absolute, package_of, top_imports,
+)
+from devlint.engine.project.store import _key_hash, FactStore
+from devlint.engine.project.walker import (
+    _CUDA_CONTEXT, _DOUBLE, _DOUBLE_IMPORT, _aliases, _CudaWalker, _unconditional_calls,
+    _with_double_fallback,
+)
+from devlint.evidence import cuda_only_module, vocabulary
+
+
+# a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
+_MAX_DEPTH = 1
+
+
+class Project:
+    """The packages a run touches: facts read from the store or computed on demand (sources
+    read and parsed only then), memoized for the run."""
+
+    def __init__(self, cache=None):
+        self._cache = cache  # devlint.engine.cache.Cache, or None
+        self.now = time.time()
+        self._stores: dict = {}  # package directory -> FactStore
+        self._text: dict = {}  # path -> text | None
+        self._tree: dict = {}  # path -> ast.Module | None
+        self._facts: dict = {}  # path -> facts dict (from a store, or for this run only)
+        self._cuda_only: dict = {}  # (path, depth-limited?) -> reason | None ("" while deciding)
+        self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
+        self._files: dict = {}  # package directory -> [(path, stat)]
+
+    # --- facts and sources ----------------------------------------------------------------
+    def store(self, root: str, top: str) -> FactStore:
+        key = os.path.join(root, top)
+        if key not in self._stores:
+            where = None
+            if self._cache is not None:
+                where = self._cache.side_file("project", _key_hash(key) + ".facts.json")
+            self._stores[key] = FactStore(where)
+        return self._stores[key]
+
+    def fact(self, path: str, name: str, compute):
+        """A fact about the file at `path`: from the store when the file is unchanged, else
+        computed (and recorded)."""
+        held = self._facts.get(path)
+        if held is None:
+            pkg = package_of(path)
+            store = self.store(pkg[0], pkg[1].split(".")[0]) if pkg else None
+            held = self._facts[path] = (store.facts(path) if store else {}, store)
+        facts, store = held
+        if name not in facts:
+            facts[name] = compute()
+            if store is not None:
+                store.dirty = True
+        return facts[name]
+
+    def save(self) -> None:
+        for key, st in self._stores.items():
+            files = self._files.get(key)
+            st.save({p for p, _ in files} if files is not None else None)
+
+    def text(self, path: str) -> str | None:
+        """The file's text, decoded as the linter decodes it (BOM, coding cookie)."""
+        if path not in self._text:
+            from devlint.source import SourceFile
+
+            try:
+                with open(path, "rb") as f:
+                    self._text[path] = SourceFile.from_bytes(f.read()).text
+            except (OSError, UnicodeDecodeError, LookupError):
+                self._text[path] = None
+        return self._text[path]
+
+    def tree(self, path: str):
+        if path not in self._tree:
+            text = self.text(path)
+            try:
+                self._tree[path] = None if text is None else ast.parse(text, filename=path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree[path] = None
+        return self._tree[path]
+
+    @staticmethod
+    def resolve(root: str, module: str) -> str | None:
+        base = os.path.join(root, *module.split("."))
+        for cand in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(cand):
+                return cand
+        return None
+
+    def files(self, root: str, top: str) -> list:
+        """[(path, stat)] of every .py file of the top-level package `top` under `root`."""
+        key = os.path.join(root, top)
+        if key not in self._files:
+            out = []
+            stack = [key]
+            while stack:
+                try:
+                    entries = list(os.scandir(stack.pop()))
+                except OSError:
+                    continue
+                for e in entries:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            if not e.name.startswith(".") and e.name != "__pycache__":
+                                stack.append(e.path)
+                        elif e.name.endswith(".py"):
+                            out.append((e.path, e.stat()))
+                    except OSError:
+                        continue
+            out.sort()
+            self._files[key] = out
+        return self._files[key]
+
+    def seed(self, results) -> None:
+        """Take what the workers recorded while they read the files (FileResult.facts, with
+        the stat they read each at)."""
+        for res in results:
+            if res.facts is None or res.stat is None:
+                continue
+            path = os.path.abspath(res.path)
+            pkg = package_of(path)
+            if pkg is None:
+                continue  # its package vanished during the run
+            store = self.store(pkg[0], pkg[1].split(".")[0])
+            facts = store.facts_at(path, res.stat[:3], res.stat[3])
+            for k, v in res.facts.items():
+                if k not in facts:
+                    facts[k] = v
+                    store.dirty = True
+
+    def importers(self, root: str, top: str) -> dict:
+        """{module: {path: {(name, local)}}} over the top-level package `top` under `root`:
+        every `from M import name as local` (("*", "*") for `import M`), at any depth, read
+        with one regular expression per file (no parse) or from the store."""
+        key = os.path.join(root, top)
+        if key not in self._importers:
+            store = self.store(root, top)
+            index: dict = {}
+            for path, st in self.files(root, top):
+                facts = store.facts(path, st)
+                if "imports" not in facts:
+                    facts["imports"] = _file_imports(path, top)
+                    store.dirty = True
+                self._facts.setdefault(path, (facts, store))
+                for mod, names in facts["imports"]:
+                    index.setdefault(mod, {}).setdefault(path, set()).update(map(tuple, names))
+            self._importers[key] = index
+        return self._importers[key]
+
+    def memo_file(self, root: str, top: str) -> str | None:
+        if self._cache is None:
+            return None
+        return self._cache.side_file("project", _key_hash(os.path.join(root, top))
+                                     + ".exempt.json")
+
+    # --- CUDA-only modules --------------------------------------------------------------
+    def cuda_only(self, path: str, modname: str, root: str, depth: int = 0) -> str | None:
+        """Why the project module at `path` is CUDA-only, or None."""
+        key = (path, depth >= _MAX_DEPTH)  # a depth-limited answer may be shorter
+        if key in self._cuda_only:
+            return self._cuda_only[key] or None
+        self._cuda_only[key] = ""
+        reason = self.fact(path, "own", lambda: self._own_reason(path, modname))
+        if reason == "-":
+            reason = None  # a wrapper named after a stack, a platform module
+        elif reason is None and depth < _MAX_DEPTH:
+            reason = self.calls_cuda_only(path, modname, root, depth + 1)
+        self._cuda_only[key] = reason
+        return reason
+
+    def _own_reason(self, path: str, modname: str) -> str | None:
+        """Why the module is CUDA-only by itself (its name or folder, its imports, its CUDA
+        runtime use), "-" for a wrapper or platform module that never is, else None. Parsed
+        only when its text names a CUDA-only stack or a runtime marker."""
+        parts = modname.split(".")
+        stacks = vocabulary._cuda_only_defaults()[0][2]
+        if parts[-1] in stacks or "platforms" in parts[:-1]:
+            return "-"
+        if vocabulary.is_cuda_only_module(modname, wrappers=False):
+            return f"its name `{modname}` says it is CUDA-specific"
+        # its folder or file name; a vendored tree (`third_party/`, `_vendor/`) is exempt from
+        # the per-file rules, but vendoring says nothing about CUDA
+        folders = vocabulary._cuda_only_defaults()[0][0] - vocabulary.VENDORED
+        dirs = os.path.abspath(path).replace(os.sep, "/").split("/")[:-1]
+        folder = next((d for d in dirs if d in folders), None)
+        if folder:
+            return f"in a `{folder}/` folder"
+        name = os.path.basename(path)  # judged without its folders from here on
+        reason = cuda_only_module._cuda_only_reason(name, _EMPTY)
+        if reason is None and self.fact(path, "gate", lambda: _may_be_cuda_only(
+                (self.text(path) or "").encode("utf-8", "surrogateescape"))):
+            reason = self.fact(path, "own-text", lambda: _text_reason(
+                path, self.text(path), self.tree(path)))
+        return reason
+
+    def calls_cuda_only(self, path: str, modname: str, root: str, depth: int = 0) -> str | None:
+        """Why the module calls into a CUDA-only project module unconditionally, or None.
+        Which imported modules are CUDA-only is decided first (names, then text-gated parses),
+        so the module itself is parsed only when one is."""
+        top = modname.split(".")[0]
+        if self.fact(path, "platforms", lambda: _names_other_platform(
+                (self.text(path) or "").encode("utf-8", "surrogateescape"))):
+            return None  # it has paths for other platforms: its CUDA calls are one of them
+        cuda = {}  # module -> why it is CUDA-only
+        for mod in self.fact(path, "top", lambda: self._top_project_imports(path, modname)) \
+                + self.fact(path, "doubled", lambda: self._double_fallbacks(path, modname)):
+            target = self.resolve(root, mod)
+            why = target and self.cuda_only(target, mod, root, depth)
+            if why:
+                cuda[mod] = why
+        if not cuda:
+            return None
+        if vocabulary.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
+                or cuda_only_module._vendor_family_reason(path) or self.fact(
+                path, "alike", lambda: bool(cuda_only_module._cuda_only_reason(
+                    path, self.tree(path) or _EMPTY, alike=True))):
+            return None  # ROCm code keeps its findings; a test module's imports gate tests
+        for local, mod in self.fact(path, "calls", lambda: self._calls(path, modname, top)):
+            if mod in cuda:
+                return f"it calls `{local}` from `{mod}`, which is CUDA-only ({cuda[mod]})"
+        return None
+
+    def _top_project_imports(self, path: str, modname: str) -> list:
+        text = self.text(path)
+        if text is None:
+            return []
+        top = modname.split(".")[0]
+        is_package = os.path.basename(path) == "__init__.py"
+        out = []
+        for mod, level in top_imports(text):
+            mod = absolute(mod, level, modname, is_package)
+            if mod and mod.split(".")[0] == top and mod not in out:
+                out.append(mod)
+        return out
+
+    def _calls(self, path: str, modname: str, top: str) -> list:
+        """[(local name, module)] of the names imported at the top from project modules that
+        the module calls unconditionally."""
+        tree = self.tree(path)
+        if tree is None:
+            return []
+        is_package = os.path.basename(path) == "__init__.py"
+        imported: dict = {}  # local name -> module
+
+        def take(stmt, names=None):
+            mod = absolute(stmt.module, stmt.level, modname, is_package)
+            if mod and mod.split(".")[0] == top:
+                for a in stmt.names:
+                    local = a.asname or a.name
+                    if not local.startswith(vocabulary._AVAILABILITY_PREFIXES) and (
+                            names is None or local in names):
+                        imported[local] = mod
+
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ImportFrom):
+                take(stmt)
+            elif isinstance(stmt, ast.Try):
+                real = _with_double_fallback(stmt, modname, is_package)
+                for st in stmt.body:
+                    if isinstance(st, ast.ImportFrom):
+                        take(st, real)
+                for name, alias in _aliases(stmt.body).items():
+                    if alias in imported and name in real:
+                        imported[name] = imported[alias]
+        return [[name, imported[name]] for name in _unconditional_calls(tree, self.text(path),
+                                                                        imported)]
+
+    def _double_fallbacks(self, path: str, modname: str) -> list:
+        """Project modules imported in a `try:` whose fallback is a test double (their import
+        counts as unconditional: the double stands in for them, `hf3fs_mock_client`)."""
+        text = self.text(path)
+        if text is None or not _DOUBLE_IMPORT.search(text):
+            return []  # no indented import of a double (one in an `except:`): no parse
+        tree = self.tree(path)
+        if tree is None:
+            return []
+        is_package = os.path.basename(path) == "__init__.py"
+        out = []
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Try) and _with_double_fallback(stmt, modname, is_package):
+                out += [absolute(st.module, st.level, modname, is_package)
+                        for st in stmt.body if isinstance(st, ast.ImportFrom)]
+        return [m for m in out if m]
+
+    def double_of(self, path: str, modname: str, root: str) -> str | None:
+        """Why the module, a test double (`*_mock_*`, `fake_*` ...), is CUDA-only: a module
+        imports it in place of a CUDA-only module when that import fails."""
+        if not _DOUBLE.search(modname.rsplit(".", 1)[-1]):
+            return None
+        top = modname.split(".")[0]
+        for importer in sorted(self.importers(root, top).get(modname, {})):
+            pkg = package_of(importer)
+            tree = self.tree(importer) if pkg else None
+            if tree is None:
+                continue
+            is_package = os.path.basename(importer) == "__init__.py"
+            for stmt in tree.body:
+                if not (isinstance(stmt, ast.Try) and any(
+                        isinstance(st, ast.ImportFrom) and absolute(
+                            st.module, st.level, pkg[1], is_package) == modname
+                        for h in stmt.handlers for st in h.body)):
+                    continue
+                for st in stmt.body:
+                    if isinstance(st, ast.ImportFrom):
+                        real = absolute(st.module, st.level, pkg[1], is_package)
+                        target = real and self.resolve(root, real)
+                        why = target and self.cuda_only(target, real, root)
+                        if why:
+                            return (f"it stands in for `{real}` (imported in its place by "
+                                    f"`{os.path.relpath(importer, root)}`), which is CUDA-only "
+                                    f"({why})")
+        return None
+
+    # --- functions only ever called on CUDA ---------------------------------------------
+    def cuda_callers_only(self, path: str, modname: str, root: str, names) -> dict:
+        """{name: (why, by_test)} for the module-level functions `names` of the module at
+        `path` that run on CUDA only: every use, in the package and in the module itself,
+        stands under a platform test (by_test), in a function or class CUDA-only by its name
+        or runtime use, in a CUDA-only module, or in another module-level function of the
+        module that runs on CUDA only by this same rule."""
+        memo: dict = {}
+        out = {}
+        for name in names:
+            found = self._on_cuda_only(path, modname, root, name, memo, ())
+            if found:
+                out[name] = found
+        return out
+
+    def _on_cuda_only(self, path, modname, root, name, memo, seen):
+        if name in memo:
+            return memo[name]
+        if name in seen or len(seen) > 8:
+            return None
+        sites = []  # (where, by_test)
+        index = self.importers(root, modname.split(".")[0])
+        if self._through_a_parent(index, modname, name, path):
+            memo[name] = None  # `from pkg import mod; mod.f()`: not followed
+            return None
+        files = index.get(modname, {})
+        for p in sorted(files):
+            locals_ = sorted({local for n, local in files[p] if n in (name, "*")})
+            if p == path or not locals_:
+                continue
+            if "*" in locals_:
+                memo[name] = None  # `import pkg.mod` and `pkg.mod.f(...)`: not followed
+                return None
+            where = self._uses_on_cuda(p, root, locals_)
+            if where is None:
+                memo[name] = None
+                return None
+            sites.extend(where)
+        # its own module: each use on CUDA, or held by a function that runs on CUDA only
+        rows, holders = self.fact(path, "own-uses:" + name,
+                                  lambda: self._own_uses(path, name))
+        if None in holders:
+            memo[name] = None
+            return None
+        sites.extend((f"{os.path.relpath(path, root)}:{row}", how == "test") for row, how in rows)
+        for holder in holders:
+            found = self._on_cuda_only(path, modname, root, holder, memo, seen + (name,))
+            if not found:
+                memo[name] = None
+                return None
+            sites.append((f"`{holder}`, which {found[0]}", found[1]))
+        memo[name] = None if not sites else (
+            f"every use runs on CUDA only ({sites[0][0]})", any(b for _, b in sites))
+        return memo[name]
+
+    def _through_a_parent(self, index: dict, modname: str, name: str, path: str) -> bool:
+        """Whether some file reaches the module through a package above it: `from pkg import
+        mod` / `from . import mod` (then `mod.name(...)`), or `import pkg` with `mod.name` in
+        its text. Such uses are not followed, so they keep the findings."""
+        parts = modname.split(".")
+        for i in range(1, len(parts)):
+            parent, child = ".".join(parts[:i]), parts[i]
+            for p, names in index.get(parent, {}).items():
+                if p == path:
+                    continue
+                if any(n == child for n, _ in names):
+                    return True
+                if ("*", "*") in names and re.search(
+                        r"\b%s\.%s\b" % (re.escape(child), re.escape(name)),
+                        self.text(p) or ""):
+                    return True
+        return False
+
+    def _own_uses(self, path: str, name: str):
+        """([(row, how)] uses of `name` on CUDA, [module-level functions holding the others
+        (None: module-level code)]) in its own module, its own body aside."""
+        text = self.text(path)
+        if text is not None and len(re.findall(r"\b%s\b" % re.escape(name), text)) <= 1:
+            return [], []  # only its `def` names it: no parse
+        tree = self.tree(path)
+        if tree is None or text is None:
+            return [], [None]
+        walker = _CudaWalker(path, text, tree, {name}, skip=name)
+        walker.run()
+        return walker.sites, sorted(walker.holders, key=lambda h: (h is None, h or ""))
+
+    def _uses_on_cuda(self, path: str, root: str, locals_):
+        """Where `path` uses `locals_` (its names for a function of another module), each on
+        CUDA only: [(where, whether a platform test selects CUDA there)]; None when one use
+        may run elsewhere."""
+        pkg = package_of(path)
+        if pkg is None:
+            return None
+        rel = os.path.relpath(path, root)
+        why = self.cuda_only(path, pkg[1], root)
+        if why:
+            return [(f"{rel} ({why})", False)]
+        rows = self.fact(path, "uses:" + ",".join(locals_),
+                         lambda: self._guarded_rows(path, locals_))
+        return None if rows is None else [(f"{rel}:{row} ({how})" if how != "test"
+                                           else f"{rel}:{row}", how == "test")
+                                          for row, how in rows]
+
+    def _guarded_rows(self, path: str, locals_):
+        text = self.text(path)
+        if text is None or not _CUDA_CONTEXT.search(text):
+            return None  # no platform test and no CUDA-named scope: every use runs anywhere
+        tree = self.tree(path)
+        if tree is None:
+            return None
+        walker = _CudaWalker(path, self.text(path), tree, set(locals_))
+        walker.run()
+        # no use at all: the name is re-exported (`__init__.py`), which is not followed
+        return None if walker.holders or not walker.sites else walker.sites

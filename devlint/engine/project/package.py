@@ -1,0 +1,175 @@
+"""The package around a file: its dotted module name, its imports (read from the text, at
+any depth, relative ones resolved), and the statements at given rows."""
+from __future__ import annotations
+
+import ast
+import bisect
+import os
+import re
+from functools import lru_cache
+
+
+# `from M import names` (a parenthesised list, or a line: backslash continuations are joined
+# after the match) and `import a, b.c`, at any depth (statements after a `;` are put on a line
+# of their own first)
+_ANY_IMPORT = re.compile(rb"\n[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*"
+                         rb"(\((?:[^)#]|#[^\n]*)*\)|[^\n]*)"
+                         rb"|import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*))")
+_AFTER_SEMICOLON = re.compile(rb";[ \t]*(?=(?:from|import)[ \t])")
+_IMPORTED_NAME = re.compile(rb"(\w+)(?:\s+as\s+(\w+))?")
+_TOP_IMPORT = re.compile(r"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)
+_EMPTY = ast.Module(body=[], type_ignores=[])
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def package_of(path: str) -> tuple[str, str] | None:
+    """(directory above the top package, dotted module name) of a file inside a package."""
+    path = os.path.abspath(path)
+    d, name = os.path.split(path)
+    pkg = _package_dir(d)
+    if pkg is None:
+        return None
+    root, dotted = pkg
+    stem = os.path.splitext(name)[0]
+    return root, dotted if stem == "__init__" else f"{dotted}.{stem}"
+
+
+@lru_cache(maxsize=4096)
+def _package_dir(d: str) -> tuple[str, str] | None:
+    """(directory above the top package, dotted name) of a package directory, or None."""
+    if not os.path.isfile(os.path.join(d, "__init__.py")):
+        return None
+    parent, name = os.path.split(d)
+    above = _package_dir(parent) if parent != d else None
+    return (above[0], f"{above[1]}.{name}") if above else (parent, name)
+
+
+def absolute(module: str | None, level: int, modname: str, is_package: bool) -> str | None:
+    """The dotted module of `from <dots><module> import`, resolved against `modname`."""
+    if level == 0:
+        return module
+    parts = modname.split(".")
+    keep = len(parts) - level + (1 if is_package else 0)
+    if keep <= 0:
+        return None
+    return ".".join(parts[:keep] + ([module] if module else []))
+
+
+def top_imports(text: str) -> list:
+    """(module, level) of the imports at column 0: the module's unconditional imports (give or
+    take one inside a multi-line string, which only costs a parse)."""
+    out = []
+    for a, b in _TOP_IMPORT.findall(text):
+        mod = a or b
+        level = len(mod) - len(mod.lstrip("."))
+        out.append((mod[level:] or None, level))
+    return out
+
+
+def rows_naming(text: str, names) -> list:
+    """Sorted 1-based rows on which one of `names` occurs as a word."""
+    pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, names)))
+    rows = []
+    line = 1
+    pos = 0
+    for m in pat.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if not rows or rows[-1] != line:
+            rows.append(line)
+    return rows
+
+
+def _spans(node, rows) -> bool:
+    i = bisect.bisect_left(rows, node.lineno)
+    return i < len(rows) and rows[i] <= (node.end_lineno or node.lineno)
+
+
+def statements_at(body, rows):
+    """The simple statements (and compound statements' headers) of `body`, at any depth, whose
+    lines hold one of `rows`; yields (statement, chain of enclosing statements)."""
+    stack = [(s, ()) for s in reversed(body)]
+    while stack:
+        stmt, outer = stack.pop()
+        if not _spans(stmt, rows):
+            continue
+        yield stmt, outer
+        inner = outer + (stmt,)
+        for name in _BODIES:
+            for child in reversed(getattr(stmt, name, ()) or ()):
+                if isinstance(child, ast.AST) and hasattr(child, "lineno"):
+                    stack.append((child, inner))
+
+
+def _file_imports(path: str, top: str) -> list:
+    """[[module, [[name, local], ...]], ...] of a file's imports of the top-level package
+    `top` (relative ones resolved)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    return imports_of(path, data, top)
+
+
+def imports_of(path: str, data: bytes, top: str | None = None, seen=None) -> list:
+    """`_file_imports` of bytes already read (the workers index the files they read).
+    seen: a list to extend with every absolute module the import lines name (any package);
+    with top="" only `seen` is filled."""
+    modname = None
+    if top is None:
+        pkg = package_of(path)
+        if pkg is None:
+            return []
+        modname = pkg[1]
+        top = modname.split(".")[0]
+    out: dict = {}
+    found = []  # (module as written, names)
+    data = b"\n" + data
+    if b";" in data:
+        data = _AFTER_SEMICOLON.sub(b"\n", data)
+    for m in _ANY_IMPORT.finditer(data):
+        frm, what, imp = m.groups()
+        if imp:
+            for one in imp.split(b","):
+                found.append((one.strip().split()[0] if one.strip() else b"", None))
+            continue
+        end = m.end()
+        while what.endswith(b"\\") and end < len(data):  # a backslash continuation
+            nxt = data.find(b"\n", end + 1)
+            nxt = len(data) if nxt < 0 else nxt
+            what = what[:-1] + b" " + data[end + 1:nxt]
+            end = nxt
+        found.append((frm, what))
+    for frm, what in found:
+        if not frm:
+            continue
+        if seen is not None and not frm.startswith(b"."):
+            seen.append(frm.decode("ascii", "replace"))
+        if not top or not frm.startswith((b".", top.encode())):
+            continue  # another package's module: only its name was wanted
+        mod = frm.decode("ascii", "replace")
+        if what is None:
+            names = [("*", "*")]  # `import pkg.mod`: the module object
+        else:
+            what = re.sub(rb"#[^\n]*", b"", what).replace(b"\\", b" ")
+            names = [(n.decode("ascii", "replace"), (a or n).decode("ascii", "replace"))
+                     for n, a in _IMPORTED_NAME.findall(what)]
+            if b"*" in what:
+                names.append(("*", "*"))  # a star import: every name, not followed
+        level = len(mod) - len(mod.lstrip("."))
+        if level:
+            if modname is None:
+                pkg = package_of(path)
+                modname = pkg[1] if pkg else ""
+            mod = absolute(mod[level:] or None, level, modname,
+                           path.endswith("__init__.py")) if modname else None
+        if mod and mod.split(".")[0] == top:
+            have = out.setdefault(mod, [])
+            have.extend([list(n) for n in names if list(n) not in have])
+    return [[m, n] for m, n in out.items()]
+
+
+# what can put a use on CUDA in a module that is not CUDA-only: a platform test, or a function
+# or class CUDA-only by its name or runtime use (evidence.cuda_only_scope); a text without any of
+# these is not parsed

@@ -1,0 +1,123 @@
+"""The stage driver: per package, the exemptions of the files with findings (stored, when
+nothing in the package changed), and how a file's exemption filters its findings."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+
+from devlint.engine.cache import RACY_S
+from devlint.engine.project.index import Project
+from devlint.engine.project.package import package_of
+from devlint.engine.project.store import _read_json, _write_json
+
+
+# findings about the file itself, not a device hardcoding: never exempted
+_KEEP = {"DL900", "DL999", "DL000"}
+
+
+@dataclass
+class Exemption:
+    """What the project stage exempts in one file: all of it, or some module-level functions."""
+
+    module: str | None = None  # why the whole module is CUDA-only
+    functions: dict = field(default_factory=dict)  # function name -> why
+    # the functions only called under a platform test (not all in CUDA-only modules): like
+    # code under an in-file CUDA guard, their table-API uses are still findings
+    guarded: set = field(default_factory=set)
+
+    def __bool__(self):
+        return bool(self.module or self.functions)
+
+
+# --- the stage ---------------------------------------------------------------------------
+
+def exemptions(results, cache=None, project: Project | None = None) -> dict:
+    """{absolute path: Exemption} for the Python files of `results` (FileResults) that have
+    findings. cache: the run's result cache, whose directory also keeps the stage's facts."""
+    project = project or Project(cache)
+    try:
+        return _exemptions(results, project)
+    finally:
+        project.save()
+
+
+def _exemptions(results, project: Project) -> dict:
+    """Per package: the stored answer when no file of the package changed and the findings'
+    functions are the same, else computed (from stored per-file facts where they hold)."""
+    project.seed(results)
+    packages: dict = {}  # (root, top) -> {path: (modname, scopes)}
+    for res in results:
+        scopes = {d.scope for d in res.diagnostics if d.code not in _KEEP}
+        if not scopes or not res.path.endswith((".py", ".pyi")):
+            continue
+        pkg = package_of(res.path)
+        if pkg is not None:
+            root, modname = pkg
+            packages.setdefault((root, modname.split(".")[0]), {})[
+                os.path.abspath(res.path)] = (modname, sorted(scopes - {None}))
+    out = {}
+    for (root, top), wanted in packages.items():
+        h = hashlib.blake2b(digest_size=16)
+        for path, st in project.files(root, top):
+            h.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode(
+                "utf-8", "surrogateescape"))
+        h.update(json.dumps(sorted(wanted.items())).encode("utf-8", "surrogateescape"))
+        # a file changed within RACY_S could change again unseen: do not reuse an answer then
+        fresh = all(project.now - st.st_mtime_ns / 1e9 >= RACY_S
+                    for _, st in project.files(root, top))
+        memo = project.memo_file(root, top)
+        stored = _read_json(memo) if memo and fresh else None
+        if isinstance(stored, dict) and stored.get("key") == h.hexdigest():
+            found = {p: Exemption(m, f, set(g)) for p, (m, f, g) in stored["exempt"].items()}
+        else:
+            found = {}
+            for path, (modname, names) in wanted.items():
+                ex = _exemption(project, path, root, modname, names)
+                if ex:
+                    found[path] = ex
+            if memo and fresh:
+                _write_json(memo, {"key": h.hexdigest(), "exempt": {
+                    p: [e.module, e.functions, sorted(e.guarded)] for p, e in found.items()}})
+        out.update(found)
+    return out
+
+
+def _exemption(project: Project, path: str, root: str, modname: str, names) -> Exemption:
+    ex = Exemption(project.calls_cuda_only(path, modname, root)
+                   or project.double_of(path, modname, root))
+    if ex.module or not names:
+        return ex
+    found = project.cuda_callers_only(path, modname, root, names)
+    ex.functions = {n: why for n, (why, _) in found.items()}
+    ex.guarded = {n for n, (_, by_test) in found.items() if by_test}
+    return ex
+
+
+def keep(diag, ex: Exemption | None) -> bool:
+    """Whether a finding survives its file's exemption."""
+    if not ex or diag.code in _KEEP:
+        return True
+    if ex.module:
+        return False
+    if diag.scope not in ex.functions:
+        return True
+    return diag.table_api and diag.scope in ex.guarded
+
+
+def filtered(diags, ex: Exemption | None) -> list:
+    """The findings that survive their file's exemption."""
+    return [d for d in diags if keep(d, ex)] if ex else diags
+
+
+def apply(results, exempt: dict) -> int:
+    """Drop exempted findings from `results` in place; returns how many were dropped."""
+    dropped = 0
+    for res in results:
+        ex = exempt.get(os.path.abspath(res.path)) if res.diagnostics else None
+        if ex:
+            before = len(res.diagnostics)
+            res.diagnostics = filtered(res.diagnostics, ex)
+            dropped += before - len(res.diagnostics)
+    return dropped
