@@ -54,7 +54,7 @@ def analyze_shell(text: str, path: str, options: ShellOptions | None = None) -> 
 
 
 def syntax_error_count(text: str) -> int:
-    from devlint.shell._lint import syntax_error_count as count
+    from devlint.shell.parse import syntax_error_count as count
 
     return count(text)
 

@@ -116,7 +116,7 @@ def test_file_without_shebang_gets_the_block_at_the_top():
 
 
 def test_selector_arms_follow_the_data_table_and_the_file_indentation():
-    from devlint.shell._lint import visibility_table
+    from devlint.shell.table import visibility_table
 
     table = visibility_table()
     text = "#!/bin/bash\nf() {\n\techo\n}\nexport CUDA_VISIBLE_DEVICES=0\n"
