@@ -3,7 +3,7 @@
 The Python API (documented in docs/api.md) is `check_source` and `fix_source`; both are thin
 re-exports of devlint.api, imported on first use so that `import devlint` stays cheap."""
 
-__version__ = "0.1.0"
+from devlint._version import __version__
 
 __all__ = ["__version__", "check_source", "fix_source"]
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
 
 import click
 
@@ -37,55 +36,6 @@ def _split(values) -> tuple[str, ...]:
     for v in values or ():
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return tuple(out)
-
-
-class SettingsResolver:
-    """Settings for each path: the nearest config (or --config), then command-line overrides."""
-
-    def __init__(self, config_path, overrides: dict, extend_select=(), extend_ignore=()):
-        from devlint.config import load_settings
-
-        self.config_path = config_path
-        self.overrides = overrides
-        self.extend_select = extend_select
-        self.extend_ignore = extend_ignore
-        self._cache: dict = {}
-        self._fixed = load_settings(config_path) if config_path else None
-
-    def __call__(self, path: str):
-        from devlint.config import find_config, load_settings, with_project_floor
-        from devlint.settings import Settings
-
-        if self._fixed is not None:
-            base = self._fixed
-            key = "--config"
-        else:
-            cfg = find_config(os.path.dirname(os.path.abspath(path)) or ".")
-            key = cfg
-            if cfg not in self._cache:
-                self._cache[cfg] = load_settings(cfg) if cfg else Settings()
-            base = self._cache[cfg]
-        ck = ("resolved", key)
-        if ck not in self._cache:
-            s = replace(base, **self.overrides)
-            if self.extend_select:
-                s = replace(s, extend_select=s.extend_select + self.extend_select)
-            if self.extend_ignore:
-                s = replace(s, ignore=s.ignore + self.extend_ignore)
-            self._cache[ck] = s
-        # the torch floor the project around the file declares (when target-torch is unset)
-        fk = ("floor", key, os.path.dirname(os.path.abspath(path)))
-        if fk not in self._cache:
-            self._cache[fk] = with_project_floor(self._cache[ck], path)
-        return self._cache[fk]
-
-    def run_settings(self, first_path: str | None):
-        """Settings for run-wide options (output format, unsafe fixes): --config, else the
-        config governing the current directory, else the first path's."""
-        s = self(os.path.join(os.getcwd(), "_"))
-        if s.config_path is None and first_path is not None:
-            s = self(first_path)
-        return s
 
 
 def _usage_error(message: str):
@@ -198,6 +148,8 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
             overrides["target_torch"] = target_torch
         ext = _validate_selectors(_split(extend_select), "--extend-select")
         ign = _validate_selectors(_split(ignore), "--ignore")
+        from devlint.config import SettingsResolver
+
         resolver = SettingsResolver(config_path, overrides, ext, ign)
         paths = paths or (".",)
         if show_settings:
@@ -454,7 +406,9 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
                 click.echo(f"Would fix {k} error{'s' if k != 1 else ''} in {n} "
                            f"file{'s' if n != 1 else ''}.", err=True)
         elif statistics:
-            _statistics(diagnostics, out, unsafe, fmt)
+            from devlint.reporters.statistics import write_statistics
+
+            write_statistics(diagnostics, out, unsafe, fmt)
         else:
             ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts)
             get_reporter(fmt)(diagnostics, out, ctx)
@@ -472,31 +426,6 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
     if diagnostics and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_OK)
-
-
-def _statistics(diagnostics, out, unsafe, fmt):
-    from collections import Counter
-
-    from devlint.reporters.concise import marker
-
-    counts = Counter(d.code for d in diagnostics)
-    names = {d.code: d.name for d in diagnostics}
-    fixable = {d.code for d in diagnostics if marker(d, unsafe)}
-    if fmt in ("json", "json-lines"):
-        import json
-
-        rows = [{"code": c, "name": names[c], "count": n, "fixable": c in fixable}
-                for c, n in counts.most_common()]
-        if fmt == "json":
-            json.dump(rows, out, indent=2)
-            out.write("\n")
-        else:
-            out.writelines(json.dumps(r) + "\n" for r in rows)
-        return
-    width = max((len(str(n)) for n in counts.values()), default=1)
-    for code, n in counts.most_common():
-        out.write(f"{str(n).rjust(width)}\t{code}\t{'[*] ' if code in fixable else '    '}"
-                  f"{names[code]}\n")
 
 
 @cli.command("rule")

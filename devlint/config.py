@@ -1,6 +1,7 @@
 """Reading configuration files: `[tool.devlint]` / `devlint.toml` validated against the rule
 registry, the output formats and the profiles; the project's torch floor
-(`with_project_floor`); and `--show-settings`' description.
+(`with_project_floor`); the settings of each path (`SettingsResolver`); and
+`--show-settings`' description.
 
 API layer: it sits above the rules and the reporters because validating a selector or a
 format needs them; the types it builds (`Settings`) are in `devlint.settings`."""
@@ -275,3 +276,47 @@ def _auto_profile(path: str) -> str:
     except (OSError, SyntaxError, ValueError, UnicodeDecodeError, LookupError):
         pass
     return resolve_profile("auto", path, aliases)
+
+
+class SettingsResolver:
+    """Settings for each path: the nearest config (or --config), then command-line overrides."""
+
+    def __init__(self, config_path, overrides: dict, extend_select=(), extend_ignore=()):
+        self.config_path = config_path
+        self.overrides = overrides
+        self.extend_select = extend_select
+        self.extend_ignore = extend_ignore
+        self._cache: dict = {}
+        self._fixed = load_settings(config_path) if config_path else None
+
+    def __call__(self, path: str):
+        if self._fixed is not None:
+            base = self._fixed
+            key = "--config"
+        else:
+            cfg = find_config(os.path.dirname(os.path.abspath(path)) or ".")
+            key = cfg
+            if cfg not in self._cache:
+                self._cache[cfg] = load_settings(cfg) if cfg else Settings()
+            base = self._cache[cfg]
+        ck = ("resolved", key)
+        if ck not in self._cache:
+            s = replace(base, **self.overrides)
+            if self.extend_select:
+                s = replace(s, extend_select=s.extend_select + self.extend_select)
+            if self.extend_ignore:
+                s = replace(s, ignore=s.ignore + self.extend_ignore)
+            self._cache[ck] = s
+        # the torch floor the project around the file declares (when target-torch is unset)
+        fk = ("floor", key, os.path.dirname(os.path.abspath(path)))
+        if fk not in self._cache:
+            self._cache[fk] = with_project_floor(self._cache[ck], path)
+        return self._cache[fk]
+
+    def run_settings(self, first_path: str | None):
+        """Settings for run-wide options (output format, unsafe fixes): --config, else the
+        config governing the current directory, else the first path's."""
+        s = self(os.path.join(os.getcwd(), "_"))
+        if s.config_path is None and first_path is not None:
+            s = self(first_path)
+        return s

@@ -50,11 +50,11 @@ def engine_key() -> str:
     a data table in a development checkout invalidates the cache without a version bump."""
     global _engine_key
     if _engine_key is None:
-        import devlint
+        from devlint import _version
 
-        root = os.path.dirname(os.path.abspath(devlint.__file__))
+        root = os.path.dirname(os.path.abspath(_version.__file__))
         h = hashlib.blake2b(digest_size=8)
-        h.update(f"{FORMAT} {devlint.__version__} {sys.version_info[:2]}".encode())
+        h.update(f"{FORMAT} {_version.__version__} {sys.version_info[:2]}".encode())
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
@@ -66,7 +66,7 @@ def engine_key() -> str:
                 except OSError:
                     continue
                 h.update(f"{os.path.relpath(full, root)} {st.st_size} {st.st_mtime_ns}\n".encode())
-        _engine_key = f"{devlint.__version__}-{h.hexdigest()}"
+        _engine_key = f"{_version.__version__}-{h.hexdigest()}"
     return _engine_key
 
 

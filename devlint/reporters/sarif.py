@@ -68,7 +68,7 @@ def _fix(d, artifact) -> dict:
 
 
 def sarif_log(diagnostics) -> dict:
-    from devlint import __version__
+    from devlint._version import __version__
 
     rules = [_rule_descriptor(r) for r in documented_rules()]
     codes = {d.code for d in diagnostics}

@@ -143,7 +143,7 @@ def _device_dict(res: DeviceResult) -> dict:
 
 
 def to_json_dict(run: VerifyRun) -> dict:
-    from devlint import __version__
+    from devlint._version import __version__
 
     return {
         "schema_version": JSON_SCHEMA_VERSION,

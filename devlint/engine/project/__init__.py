@@ -40,7 +40,10 @@ Modules: `package` (module names, imports), `store` (per-file facts in the cache
 """
 from __future__ import annotations
 
-from devlint.engine.project.index import Project  # noqa: F401
-from devlint.engine.project.package import imports_of, package_of  # noqa: F401
-from devlint.engine.project.records import linted_facts, parsed_facts, worker_facts  # noqa: F401
-from devlint.engine.project.stage import Exemption, apply, exemptions, filtered, keep  # noqa: F401
+from devlint.engine.project.index import Project
+from devlint.engine.project.package import imports_of, package_of
+from devlint.engine.project.records import linted_facts, parsed_facts, worker_facts
+from devlint.engine.project.stage import Exemption, apply, exemptions, filtered, keep
+
+__all__ = ["Exemption", "Project", "apply", "exemptions", "filtered", "imports_of", "keep",
+           "linted_facts", "package_of", "parsed_facts", "worker_facts"]
