@@ -207,7 +207,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
 
 
 def _project_exemptions(results, cache) -> dict:
-    """Stage 5 (devlint/engine/project.py): findings the package around a file explains."""
+    """Stage 5 (devlint/engine/project/): findings the package around a file explains."""
     if not any(r.diagnostics for r in results):
         return {}
     from devlint.engine import project
