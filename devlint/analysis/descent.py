@@ -10,10 +10,11 @@ from devlint.analysis.model import (
     _EXITS, _FUNCS, INTERESTING_STRING, FileFacts, Where, collect_imports,
 )
 from devlint.evidence.cuda_guard import (
-    _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_QUERIES, _alike_polarity, _is_type_checking,
+    _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_QUERIES, _alike_polarity, _is_type_checking, guard_reason,
 )
+from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, _OTHER_PLATFORM_MODULES, _OTHER_PLATFORM_QUERIES,
+    _CUDA_ARM_QUERIES, _OTHER_PLATFORM_MODULES, _OTHER_PLATFORM_QUERIES, ladder_reason,
 )
 
 
@@ -61,8 +62,8 @@ class Descent:
             if tensor is not None:
                 polarity = 0  # `assert t.is_cuda` is DL201's finding, not a platform guard
         if polarity > 0:
-            return Where(where.function, where.klass, True, where.tensor_guard, None,
-                         where.level)
+            return Where(where.function, where.klass, guard_reason("exit", stmt, self.f.path),
+                         where.tensor_guard, None, where.level)
         return where
 
     def _platform_query(self, test) -> str | None:
@@ -138,13 +139,17 @@ class Descent:
             self.f.where[id(stmt)] = here
             self.expr(stmt.test, stmt, here)
             polarity, tensor = self.cuda_test(stmt.test)
+            why = guard_reason("if", stmt.test, self.f.path)
             if _is_type_checking(stmt.test):
                 polarity, tensor = 1, None  # stubs for type checkers never run
+                why = type_checking_reason(stmt.test, self.f.path)
             self._mark_dispatch(stmt)
             if id(stmt) in self.dispatch_arms:
                 polarity, tensor = 1, None
-            body_w = self._guarded(where, polarity > 0, tensor)
-            else_w = self._guarded(where, polarity < 0, None)
+                why = ladder_reason(stmt, self.f.path)
+            body_w = self._guarded(where, polarity > 0, tensor, why)
+            else_w = self._guarded(where, polarity < 0, None,
+                                   guard_reason("else", stmt.test, self.f.path))
             self.block(stmt.body, body_w)
             self.block(stmt.orelse, else_w)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -202,10 +207,12 @@ class Descent:
             self.expr(d, owner, where)
 
     @staticmethod
-    def _guarded(where: Where, on: bool, tensor) -> Where:
+    def _guarded(where: Where, on: bool, tensor, why) -> Where:
+        """`where` under a guard: a platform guard puts its reason (`why`) on it; a tensor
+        guard (`if t.is_cuda:`) only gives the fix its device."""
         if not on:
             return where
-        return Where(where.function, where.klass, tensor is None or where.guarded,
+        return Where(where.function, where.klass, why if tensor is None else where.guarded,
                      tensor if tensor is not None else where.tensor_guard, None, where.level)
 
     # --- guards ----------------------------------------------------------------------
@@ -305,13 +312,18 @@ class Descent:
                 wmap[id(node)] = w
                 # the arms of `a if <cuda test> else b` are guarded like an if statement
                 p, tensor = self.cuda_test(node.test)
+                kind = "if"
                 if not p:
                     # SPEC 3: a literal whose own expression tests for a CUDA-alike platform
                     # (`f"cuda:{i}" if is_cuda_alike() else "cpu"`) says "cuda" on purpose
                     p = _alike_polarity(node.test)
+                    kind = "alike"
+                path = f.path
                 stack.append((node.test, node, w))
-                stack.append((node.body, node, self._guarded(w, p > 0, tensor)))
-                stack.append((node.orelse, node, self._guarded(w, p < 0, None)))
+                stack.append((node.body, node, self._guarded(
+                    w, p > 0, tensor, guard_reason(kind, node.test, path))))
+                stack.append((node.orelse, node, self._guarded(
+                    w, p < 0, None, guard_reason("else", node.test, path))))
                 continue
             elif t is ast.Lambda:
                 stack.append((node.body, node, w))

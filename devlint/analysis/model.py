@@ -32,7 +32,8 @@ class Where:
 
     function: ast.AST | None
     klass: ast.ClassDef | None
-    guarded: bool  # under a guard that already established CUDA
+    # under a guard that already established CUDA: the innermost guard's Reason, else False
+    guarded: object
     tensor_guard: ast.expr | None  # `t` of an enclosing `if t.is_cuda:`
     statement: ast.stmt | None
     level: str  # "module" | "class" | "function"

@@ -14,6 +14,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `devlint/data/cuda_only.toml`).
 - `cuda_only_scope`: a function or class CUDA-only by its name, its imports or its direct use
   of the CUDA runtime; an argument of a call into a CUDA-only module.
+- `not_a_device`: code that never puts a value on a device (a type annotation, a
+  `TYPE_CHECKING` block).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) live with the project stage, `devlint.engine.project`, which
   reads the package around a file.

@@ -7,12 +7,14 @@ testing for a CUDA-alike platform (`"cuda" if is_cuda_alike() else "cpu"`).
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
 platform; `torch.cuda.is_available()` asks "is there a GPU?" and guards nothing (it is itself a
 DL401 finding); `if device == "cpu": return` is not evidence of CUDA.
-The polarity of a test is computed by the triage descent (`devlint.analysis`), which marks the
-`Where` of each candidate.
+The polarity of a test is computed by the triage descent (`devlint.analysis.descent`), which
+puts the `guard_reason` of the innermost guard on the `Where` of each candidate under it.
 """
 from __future__ import annotations
 
 import ast
+
+from devlint.evidence import Reason
 
 # Only a test that establishes NVIDIA CUDA itself exempts the code under it. `is_cuda_alike()`
 # and `is_rocm()` cover ROCm too, where upstream still derives devices from the platform
@@ -40,3 +42,17 @@ def _alike_polarity(test) -> int:
 def _is_type_checking(test) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+_GUARD_TEXT = {
+    "if": "under a test that establishes CUDA",
+    "else": "in the else-branch of a test that rules CUDA out",
+    "exit": "after an early exit or assert that leaves only CUDA",
+    "alike": "its own expression tests for a CUDA-alike platform",
+}
+
+
+def guard_reason(kind: str, test, path: str | None) -> Reason:
+    """The reason for a candidate under a CUDA guard: `kind` is "if", "else", "exit" or
+    "alike"; the evidence is the test's line."""
+    return Reason("cuda-guard", _GUARD_TEXT[kind], path, getattr(test, "lineno", None))

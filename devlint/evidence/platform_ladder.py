@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from devlint.evidence import Reason
+
 # A platform dispatch: an if/elif chain in which one arm tests for CUDA (`is_cuda_alike()`,
 # `is_cuda()`, `torch.cuda.is_available()`) and another names a non-CUDA platform gives each
 # platform its own code; the CUDA arm's literals are that platform's own (SPEC 3, dispatch).
@@ -52,3 +54,10 @@ def _outside_platform_tests(tree):
             continue
         yield n
         stack.extend(ast.iter_child_nodes(n))
+
+
+def ladder_reason(arm, path: str | None) -> Reason:
+    """The reason for a candidate in the CUDA arm of a platform ladder (evidence: the arm's
+    test)."""
+    return Reason("platform-ladder", "in the CUDA arm of a platform ladder that also names "
+                  "another platform", path, arm.lineno)

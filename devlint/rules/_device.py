@@ -7,6 +7,7 @@ import re
 
 from devlint.analysis.fixkit import Expr, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
+from devlint.evidence.not_a_device import annotation_reason
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -34,12 +35,24 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     The table-driven API rules pass `guards=False`: SPEC section 3 exempts *literals* under
     CUDA guards, while a `torch.cuda.X()` with a `torch.accelerator` equivalent is the same call
     on CUDA and upstream replaces it inside such guards too (vLLM #30679)."""
-    if facts.cuda_only or (api and facts.cuda_alike):
-        return True
+    return why_skipped(facts, node, api, annotations, guards) is not None
+
+
+def why_skipped(facts, node, api: bool = False, annotations: bool = False,
+                guards: bool = True):
+    """The `devlint.evidence.Reason` for which `skipped` holds, else None (the place a
+    `--show-exempt` collects the per-candidate reasons of the rules that use `skipped`)."""
+    if facts.cuda_only:
+        return facts.cuda_only
+    if api and facts.cuda_alike:
+        return facts.cuda_alike
     w = facts.where_of(node)
-    if w is not None and ((guards and w.guarded) or (w.annotation and not annotations)):
-        return True
-    return facts.cuda_only_scope(node) is not None or facts.cuda_only_callee(node) is not None
+    if w is not None:
+        if guards and w.guarded:
+            return w.guarded
+        if w.annotation and not annotations:
+            return annotation_reason(node, facts.path)
+    return facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
 
 
 def is_torch_callee(facts, call: ast.Call) -> bool:
