@@ -87,7 +87,9 @@ def process(data: bytes, path: str, settings: Settings, mode: str = "check",
 def check_source(text: str, path: str = "<string>", settings: Settings | None = None,
                  **overrides):
     """Diagnostics (each with its fix, if it has one) for one source: Python, or a shell
-    script when `path` ends in .sh / .bash. A syntax error is one DL999 diagnostic."""
+    script when `path` ends in .sh / .bash. A syntax error is one DL999 diagnostic; a source
+    whose coding cookie names an unknown encoding is one DL902 diagnostic (ValueError where
+    DL902 is not selected)."""
     res = process(_to_bytes(text), path, _settings(settings, **overrides))
     if res.error:
         raise ValueError(f"{path}: {res.error}")

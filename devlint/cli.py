@@ -197,13 +197,29 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
         from devlint.engine import project
 
         project.apply(results, exempt)
+    explicit = {c.path for c in candidates if c.explicit}
+    _explicit_input_errors(results, explicit)
     if add_noqa:
         return _add_noqa(results, tasks, quiet)
     if changed is not None:
         for r in results:
-            r.diagnostics = [d for d in r.diagnostics
-                             if changed.covers(d.path, d.location[0], d.end_location[0])]
+            r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
+                             or changed.covers(d.path, d.location[0], d.end_location[0])]
     return _finish(results, **opts)
+
+
+def _explicit_input_errors(results, explicit) -> None:
+    """A file named on the command line that cannot be read or decoded is a usage error
+    (exit 2), not a DL902 finding (that is for files found while walking a directory)."""
+    for r in results:
+        if r.unreadable and r.path in explicit:
+            where = r.path
+            for d in r.diagnostics:
+                if d.code == "DL902":
+                    where = f"{r.path}:{d.location[0]}:{d.location[1]}"
+            r.diagnostics = [d for d in r.diagnostics if d.code != "DL902"]
+            r.error = None
+            r.input_error = f"{where}: {r.unreadable}"
 
 
 def _project_exemptions(results, cache) -> dict:
@@ -268,8 +284,8 @@ def _check_stdin(name, named, settings, force_exclude, add_noqa, *, fmt, unsafe,
     else:
         res = api.process(data, name, settings, "check" if add_noqa else mode, unsafe,
                           kind or api.kind_of_path(name))
-    if res.error:
-        _usage_error(f"{name}: {res.error}")
+    if res.unreadable or res.error:
+        _usage_error(f"{name}: {res.unreadable or res.error}")
     new_bytes = res.new_bytes if res.new_bytes is not None else data
     if add_noqa:
         src = SourceFile.from_bytes(data)
@@ -384,6 +400,9 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
     for r in results:
         if r.error:
             click.echo(f"devlint: warning: {r.path}: {r.error}", err=True)
+        if getattr(r, "input_error", None):
+            failed = True
+            click.echo(f"devlint: error: {r.input_error}", err=True)
         if r.internal_error:
             failed = True
             click.echo(f"devlint: error: internal error while linting {r.path}: "
@@ -411,6 +430,7 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
             write_statistics(diagnostics, out, unsafe, fmt)
         else:
             ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts)
+            ctx.failed = failed
             get_reporter(fmt)(diagnostics, out, ctx)
     finally:
         if output_file:

@@ -85,6 +85,11 @@ def _check_readable(path: str) -> None:
         raise PathError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
+def _dangling_link(path: str) -> bool:
+    """A symbolic link that leads nowhere (or loops): listed, so that it is reported (DL902)."""
+    return os.path.islink(path) and not os.path.exists(path)
+
+
 def _git_files(root: str) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files under root, or None outside a git work tree."""
     try:
@@ -106,7 +111,7 @@ def _walk(root: str, settings_for):
         files = None  # a directory git ignores, named explicitly: lint it anyway, like ruff
     if files is not None:
         for path in sorted(files):
-            if not os.path.isfile(path):
+            if not os.path.isfile(path) and not _dangling_link(path):
                 continue  # deleted in the work tree, or a submodule
             k = kind_of(path)
             if k is None:

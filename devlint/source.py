@@ -27,8 +27,12 @@ class SourceFile:
         bom = data.startswith(codecs.BOM_UTF8)
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError:
-            encoding = "utf-8"
+        except SyntaxError as e:
+            # a cookie naming an unknown encoding, or contradicting the BOM: Python refuses
+            # to run the file, so it is not read as UTF-8 either (DL902)
+            if str(e).startswith(("unknown encoding", "encoding problem")):
+                raise LookupError(str(e)) from None
+            encoding = "utf-8"  # undecodable bytes on the first lines: the decode says where
         if encoding == "utf-8-sig":
             encoding = "utf-8"
         body = data[len(codecs.BOM_UTF8):] if bom else data

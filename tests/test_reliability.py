@@ -81,12 +81,46 @@ def test_syntax_error_is_a_finding_and_the_run_goes_on(tmp_path):
 def test_null_bytes_and_undecodable_bytes(tmp_path):
     (tmp_path / "nul.py").write_bytes(b'x = "cuda"\x00\n')
     (tmp_path / "notutf8.py").write_bytes(b'x = "cuda\xff"\n')
+    # no trigger token: the prefilter would skip it, the decoding still is checked
+    (tmp_path / "latin.py").write_bytes(b'# a comment\nname = "caf\xe9"\n')
+    (tmp_path / "cookie.py").write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
     (tmp_path / "bad.py").write_text(HARDCODED)
     p = run("--output-format", "json", ".", cwd=tmp_path)
     assert p.returncode == 1
-    assert ("nul.py", "DL999", 1, 1) in codes_at(p)
-    assert b"notutf8.py: cannot decode" in p.stderr
-    assert ("bad.py", "DL103", 3, 27) in codes_at(p)
+    found = codes_at(p)
+    assert ("nul.py", "DL999", 1, 1) in found
+    # like ruff's E902: a finding at the first byte that does not decode, or at the cookie
+    assert ("notutf8.py", "DL902", 1, 10) in found
+    assert ("latin.py", "DL902", 2, 12) in found
+    assert ("cookie.py", "DL902", 1, 1) in found
+    assert ("bad.py", "DL103", 3, 27) in found
+    [d] = [d for d in as_json(p) if d["filename"] == "notutf8.py"]
+    assert d["name"] == "io-error" and d["fix"] is None and "0xff" in d["message"]
+    assert p.stderr == b""
+    # --fix leaves them alone; --ignore DL902 turns the findings back into warnings
+    assert run("--fix", ".", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "latin.py").read_bytes() == b'# a comment\nname = "caf\xe9"\n'
+    p = run("--output-format", "json", "--ignore", "DL902", ".", cwd=tmp_path)
+    assert "DL902" not in {c[1] for c in codes_at(p)}
+    assert b"notutf8.py: cannot decode" in p.stderr and b"cookie.py: cannot decode" in p.stderr
+
+
+@pytest.mark.parametrize("content", [b'x = "cuda\xff"\n', b'name = "caf\xe9"\n',
+                                     b"# coding: no-such-codec\nx = 1\n"])
+def test_an_explicit_file_that_does_not_decode_exits_2(tmp_path, content):
+    (tmp_path / "bad.py").write_bytes(content)
+    (tmp_path / "ok.py").write_text(HARDCODED)
+    p = run("ok.py", "bad.py", cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith(b"devlint: error: bad.py:") and b"decode" in p.stderr
+    assert b"DL902" not in p.stdout and b"All checks passed" not in p.stdout
+    assert b"ok.py:3:27: DL103" in p.stdout  # the other files are still reported
+    alone = run("bad.py", cwd=tmp_path)
+    assert alone.returncode == 2 and alone.stdout == b""
+    # the same bytes on stdin
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "-", "--stdin-filename",
+                        "bad.py"], input=content, capture_output=True, cwd=tmp_path)
+    assert p.returncode == 2 and b"bad.py" in p.stderr and b"decode" in p.stderr
 
 
 # --- encodings and line endings ------------------------------------------------------------
@@ -252,12 +286,19 @@ def test_discovered_unreadable_files_are_reported_and_skipped(tmp_path):
     os.symlink(tmp_path / "loop_a.py", tmp_path / "loop_b.py")
     (tmp_path / "adir.py").mkdir()  # a directory with a Python name: walked, not read
     (tmp_path / "adir.py" / "inner.py").write_text(HARDCODED)
-    p = run("--output-format", "json", ".", cwd=tmp_path)
-    assert p.returncode == 1, p.stderr
-    assert {c[0] for c in codes_at(p)} == {"ok.py", "inner.py"}
-    for name in (b"broken.py", b"loop_a.py", b"loop_b.py"):
-        assert name in p.stderr
-    assert b"internal error" not in p.stderr and b"Traceback" not in p.stderr
+    for git in (False, True):  # walked by os.walk, or listed by git
+        if git:
+            subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        p = run("--output-format", "json", ".", cwd=tmp_path)
+        assert p.returncode == 1, p.stderr
+        found = {(c[0], c[1]) for c in codes_at(p)}
+        assert {f for f, _ in found} == {"ok.py", "inner.py", "broken.py", "loop_a.py",
+                                          "loop_b.py"}
+        for name in ("broken.py", "loop_a.py", "loop_b.py"):
+            assert (name, "DL902") in found
+        [broken] = [d for d in as_json(p) if d["filename"] == "broken.py"]
+        assert broken["message"] == "Cannot read the file: a symbolic link to nothing"
+        assert b"internal error" not in p.stderr and b"Traceback" not in p.stderr
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -278,8 +319,10 @@ def test_unreadable_and_vanished_files_in_the_runner(tmp_path, monkeypatch, jobs
     monkeypatch.setattr(runner, "_read", failing_read)
     results = runner.run([(p, "python", Settings()) for p in paths], "fix", True, jobs=jobs)
     assert [r.path for r in results] == paths
-    assert results[2].error == "No such file or directory"
-    assert results[5].error == "Permission denied"
+    assert results[2].error == "No such file or directory"  # vanished: a warning
+    assert results[5].error is None  # a file that cannot be read: a DL902 finding
+    assert [(d.code, d.message) for d in results[5].diagnostics] == [
+        ("DL902", "Cannot read the file: Permission denied")]
     for i in (0, 1, 3, 4, 6, 7):
         assert results[i].error is None and results[i].changed, results[i]
         assert 'device="cuda"' not in Path(paths[i]).read_text()

@@ -33,7 +33,10 @@ class FileResult:
     changed: bool = False
     diff: str | None = None
     failures: list = field(default_factory=list)  # (code, message) of reverted fixes
-    error: str | None = None  # the file could not be read or decoded
+    error: str | None = None  # a warning: the file could not be read, decoded or written
+    # why the file could not be read or decoded (also a DL902 finding where it is enabled)
+    unreadable: str | None = None
+    input_error: str | None = None  # set by the command line: `unreadable`, for a named file
     internal_error: str | None = None
     new_bytes: bytes | None = None  # fixed bytes not written yet (stdin mode, or until written)
     cached: bool = False  # the diagnostics came from the cache
@@ -97,11 +100,19 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
 
         res.facts = worker_facts(path, data)
     if kind == "python" and not may_have_findings(data):
+        # nothing to lint, but a file that does not decode is reported all the same (DL902):
+        # ASCII without a coding cookie always decodes
+        if data.isascii() and b"coding" not in data[:1024]:
+            return res
+        try:
+            SourceFile.from_bytes(data)
+        except (UnicodeDecodeError, LookupError) as e:
+            _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
         return res
     try:
         src = SourceFile.from_bytes(data)
     except (UnicodeDecodeError, LookupError) as e:
-        res.error = f"cannot decode: {e}"
+        _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
         return res
     lint = _linter(kind, path, settings)
     if mode == "check":
@@ -145,6 +156,31 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     return res
 
 
+def _unreadable(res: FileResult, kind: str, settings, reason: str, data: bytes | None = None,
+                err: Exception | None = None) -> None:
+    """A file that cannot be read or decoded: a DL902 finding where DL902 is enabled for it,
+    else `res.error` (a warning). `res.unreadable` keeps the reason either way (the command
+    line makes it a usage error for a file named explicitly)."""
+    from devlint.diagnostics import Diagnostic
+    from devlint.source import Locator
+
+    if data is not None and err is not None:
+        from devlint.rules.dl902_io_error import decode_error_span
+
+        text, start, end, message = decode_error_span(data, err)
+    else:
+        text, start, end, message = "", 0, 0, f"Cannot read the file: {reason}"
+    res.unreadable = message
+    if "DL902" not in _enabled_codes(settings, res.path) or kind not in ("python", "shell"):
+        res.error = reason
+        return
+    loc = Locator(text)
+    d = Diagnostic("DL902", "io-error", message, res.path, start, end)
+    d.location, d.end_location = loc.rowcol(start), loc.rowcol(end)
+    d.noqa_row = d.location[0]
+    res.diagnostics = [d]
+
+
 def _internal_error(e: BaseException) -> str:
     import traceback
 
@@ -174,7 +210,15 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
     try:
         data, stamp = _read(path)
     except OSError as e:
-        return FileResult(path, error=e.strerror or str(e)), None
+        res = FileResult(path)
+        reason = e.strerror or str(e)
+        if isinstance(e, FileNotFoundError) and not os.path.islink(path):
+            res.error = reason  # vanished since it was found: a warning, not a finding
+        else:
+            if isinstance(e, FileNotFoundError):
+                reason = "a symbolic link to nothing"
+            _unreadable(res, kind, settings, reason)
+        return res, None
     if expect is not None and stamp[1] == expect:
         return FileResult(path, cached=True), stamp
     try:

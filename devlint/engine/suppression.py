@@ -165,9 +165,9 @@ def apply_suppressions(diagnostics, suppressions, statement_rows):
 
 # --- `--add-noqa`: the adoption baseline -------------------------------------------------
 
-# syntax errors and devlint bugs cannot be baselined; an unused suppression is removed, not
-# suppressed
-NOT_NOQA_ABLE = ("DL999", "DL000", "DL900")
+# syntax errors, unreadable files and devlint bugs cannot be baselined; an unused suppression
+# is removed, not suppressed
+NOT_NOQA_ABLE = ("DL999", "DL000", "DL900", "DL902")
 
 
 def _statement_rows(tree) -> list[tuple[int, int]]:

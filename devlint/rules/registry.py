@@ -23,6 +23,7 @@ RULE_MODULES = (
     "dl404_cuda_manual_seed",
     "dl501_hardcoded_dist_backend",
     "dl900_unused_suppression",
+    "dl902_io_error",
 )
 
 
