@@ -51,15 +51,29 @@ def _cache_and_signals(f):
 
     @functools.wraps(f)
     def wrapper(*args, no_cache=False, cache_dir=None, **kwargs):
-        from devlint.engine.runner import Interrupted
+        import signal
+        import threading
+
+        from devlint.engine.runner import Interrupted, _raise_interrupted
 
         click.get_current_context().meta["devlint.cache"] = (no_cache, cache_dir)
+        # the whole command, not only the runner's passes: an interrupt during discovery, the
+        # project stage or the report is a 130 too (Python's own KeyboardInterrupt became
+        # click's "Aborted!", exit 1)
+        old = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old[sig] = signal.signal(sig, _raise_interrupted)
         try:
             return f(*args, **kwargs)
         except Interrupted as e:
             click.echo("devlint: interrupted; every file is either unchanged or fully written",
                        err=True)
             sys.exit(128 + e.signum)
+        finally:
+            for sig, handler in old.items():
+                if handler is not None:
+                    signal.signal(sig, handler)
 
     wrapper = click.option("--cache-dir", type=click.Path(file_okay=False),
                            envvar="DEVLINT_CACHE_DIR", show_envvar=True,

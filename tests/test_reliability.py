@@ -424,6 +424,57 @@ def test_interrupted_fix_leaves_every_file_old_or_new(tmp_path, sig, jobs):
         assert proc.returncode == 0 and all(s == new for s in states)
 
 
+# a project stage that takes long (the real stage, over and over, for up to a minute: pure
+# Python work, like the stage on a large package), announcing itself with a marker file
+SLOW_PROJECT_STAGE = r"""
+import sys, time
+from devlint.engine import project
+
+real = project.exemptions
+
+def slow(results, cache=None, project_=None):
+    open(sys.argv[1], "w").close()
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        real(results, cache)
+    return {}
+
+project.exemptions = slow
+from devlint.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("mode", [(), ("--fix",)])
+def test_an_interrupt_during_the_project_stage_exits_promptly_with_128_plus_signal(
+        tmp_path, sig, mode):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(HARDCODED)
+    driver = tmp_path / "driver.py"
+    driver.write_text(SLOW_PROJECT_STAGE)
+    marker = tmp_path / "in-project-stage"
+    proc = subprocess.Popen([sys.executable, str(driver), str(marker), "check", "--no-cache",
+                             *mode, str(pkg)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists(), proc.communicate(timeout=10)[1]
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=10)  # a generous bound: the stage is 60 s long
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, err
+    assert b"devlint: interrupted" in err and b"Aborted" not in err and b"Traceback" not in err
+    assert (pkg / "m.py").read_text() == HARDCODED  # the fix pass comes after the stage
+    assert not list(pkg.glob(".devlint-*"))
+
+
 # --- the linter never runs the code ----------------------------------------------------------
 
 def test_linting_never_imports_or_runs_the_checked_code(tmp_path):

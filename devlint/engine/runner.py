@@ -260,8 +260,11 @@ _WORKER_SETTINGS: list = []
 def _init_worker(settings_table) -> None:
     global _WORKER_SETTINGS
     _WORKER_SETTINGS = settings_table
-    # Ctrl-C reaches the whole process group: the main process alone handles it
+    # Ctrl-C reaches the whole process group: the main process alone handles it, and ends
+    # the workers with SIGTERM, which must kill them at once (the handler forked from the
+    # main process would wait for the parse in progress to return, seconds on a large file)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _work(item):
@@ -413,6 +416,22 @@ def _remember(cache, res, stamp, mode, path, kind, settings):
     cache.store(path, kind, settings, stamp, res.diagnostics)
 
 
+def _quiet_broken_pool_thread() -> None:
+    """The pool's manager thread, seeing its workers terminated, fails futures that shutdown
+    has just cancelled and prints InvalidStateError's traceback (CPython 3.11): the run is
+    ending on an interrupt, so that one error is dropped."""
+    import threading
+    from concurrent.futures import InvalidStateError
+
+    previous = threading.excepthook
+
+    def hook(args):
+        if not isinstance(args.exc_value, InvalidStateError):
+            previous(args)
+
+    threading.excepthook = hook
+
+
 def _run_pool(tasks, todo, mode, unsafe, workers, finish, results, exemption, index):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -437,6 +456,7 @@ def _run_pool(tasks, todo, mode, unsafe, workers, finish, results, exemption, in
     except BrokenProcessPool:
         pass  # a worker died (killed, out of memory): the caller lints what is left here
     except BaseException:
+        _quiet_broken_pool_thread()
         for p in list(getattr(pool, "_processes", {}).values()):
             p.terminate()
         pool.shutdown(wait=False, cancel_futures=True)
