@@ -48,15 +48,19 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
 
 
 def discover(paths, settings_for, force_exclude: bool = False):
-    """Yield Candidates. `settings_for(path)` gives the settings governing a path."""
+    """Yield Candidates, each file once: by its real path, so a symbolic link and the file it
+    leads to (or two links to one file) are linted once. In a walk the file itself is kept
+    over a link to it; across paths, the first name given. `settings_for(path)` gives the
+    settings governing a path."""
     seen = set()
     for p in paths:
         if not os.path.lexists(p):
             raise PathError(f"{p}: No such file or directory")
         if os.path.isdir(p):
-            for c in _walk(p, settings_for):
-                if c.path not in seen:
-                    seen.add(c.path)
+            for c in _once(_walk(p, settings_for)):
+                real = os.path.realpath(c.path)
+                if real not in seen:
+                    seen.add(real)
                     yield c
         else:
             if force_exclude and is_excluded(settings_for(p), p):
@@ -65,9 +69,26 @@ def discover(paths, settings_for, force_exclude: bool = False):
             if p.lower().endswith(OTHER_SHELL_SUFFIXES):
                 continue  # pre-commit's `shell` type passes these too; devlint has no parser
             k = kind_of(p, explicit=True) or "python"
-            if p not in seen:
-                seen.add(p)
+            real = os.path.realpath(p)
+            if real not in seen:
+                seen.add(real)
                 yield Candidate(p, True, k)
+
+
+def _once(candidates):
+    """The walk's candidates, one per real file: the file itself rather than a link to it
+    (the first link, in walk order, when the file lies outside the walk)."""
+    chosen: dict = {}
+    order = []
+    for c in candidates:
+        real = os.path.realpath(c.path)
+        held = chosen.get(real)
+        if held is None:
+            chosen[real] = c
+            order.append(real)
+        elif os.path.islink(held.path) and not os.path.islink(c.path):
+            chosen[real] = c
+    return [chosen[r] for r in order]
 
 
 def _check_readable(path: str) -> None:

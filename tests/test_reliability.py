@@ -344,6 +344,37 @@ def test_a_file_vanishing_mid_run(tmp_path, monkeypatch):
     assert "b.py:3:27: DL103" in out
 
 
+@pytest.mark.parametrize("git", [False, True])
+def test_symlinks_are_linted_once_and_fixed_through(tmp_path, git):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.py").write_text(HARDCODED)
+    os.symlink("a.py", tree / "0link.py")  # sorts before its target
+    os.symlink("a.py", tree / "b_link.py")
+    outside = tmp_path / "outside.py"
+    outside.write_text(HARDCODED)
+    os.symlink(outside, tree / "o_link.py")
+    if git:
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    p = run("--output-format", "json", "tree", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    # each real file once: a.py under its own name, outside.py under the link into the tree
+    assert sorted({(c[0], c[1]) for c in codes_at(p)}) == [
+        ("a.py", "DL103"), ("a.py", "DL401"), ("o_link.py", "DL103"), ("o_link.py", "DL401")]
+    assert len(codes_at(p)) == 4
+    # a file named twice, by a link and by its own name, is linted once too
+    p = run("--output-format", "json", "tree/0link.py", "tree/a.py", cwd=tmp_path)
+    assert {c[0] for c in codes_at(p)} == {"0link.py"} and len(codes_at(p)) == 2
+    # --fix writes through a link: the file it leads to changes, the link stays a link
+    assert run("--fix", "tree/0link.py", cwd=tmp_path).returncode == 0
+    assert os.path.islink(tree / "0link.py") and os.readlink(tree / "0link.py") == "a.py"
+    assert 'device="cuda"' not in (tree / "a.py").read_text()
+    assert run("--fix", "tree", cwd=tmp_path).returncode == 0
+    assert os.path.islink(tree / "o_link.py") and os.path.islink(tree / "b_link.py")
+    assert 'device="cuda"' not in outside.read_text()
+    assert not list(tree.glob(".devlint-*")) and not list(tmp_path.glob(".devlint-*"))
+
+
 def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     d = tmp_path / "my project" / "données"
     d.mkdir(parents=True)

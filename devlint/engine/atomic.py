@@ -27,7 +27,10 @@ def _signals_held():
 
 def write_atomic(path: str, data: bytes, keep_mode: bool = True, fsync: bool = True,
                  prefix: str = ".devlint-") -> None:
-    directory = os.path.dirname(os.path.abspath(path))
+    """Replace the file at `path` by `data`. A symbolic link is written through: the file it
+    leads to is replaced, the link stays a link."""
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     mode = os.stat(path).st_mode & 0o7777 if keep_mode else None
     with _signals_held():
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
