@@ -98,6 +98,8 @@ def _run_cache():
 @click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True, default=None,
               help="Also apply (and show) unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--fix-read-only", is_flag=True,
+              help="With --fix or --add-noqa: also rewrite read-only files (mode kept).")
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (or ALL).")
 @click.option("--extend-select", multiple=True, help="Rules to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable.")
@@ -124,7 +126,7 @@ def _run_cache():
 @click.option("-j", "--jobs", type=int, default=None, help="Worker processes (default: CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no progress.")
 @_cache_and_signals
-def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile, target_torch,
+def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, ignore, profile, target_torch,
           output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix, config_path,
           force_exclude, stdin_filename, add_noqa, since, show_settings, jobs, quiet):
     """Lint PATHS (default: the current directory) and optionally fix them."""
@@ -204,9 +206,14 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
                 if any(applicable(d, unsafe) for d in project.filtered(
                     r.diagnostics, exempt.get(os.path.abspath(r.path))))]
         fixed = _run(runner, [tasks[i] for i in todo], mode, unsafe, jobs, quiet, cache=cache,
-                     exempt=exempt) if todo else []
+                     exempt=exempt, read_only=fix_read_only) if todo else []
         for i, res in zip(todo, fixed):
-            results[i] = res
+            if res.error and not res.changed and not res.unreadable:
+                # not written (read-only, changed meanwhile, cannot write): the file's findings
+                # are the check pass's, with the reason
+                results[i].error = res.error
+            else:
+                results[i] = res
     if exempt:
         from devlint.engine import project
 
@@ -214,7 +221,7 @@ def check(paths, fix, unsafe_fixes, diff, select, extend_select, ignore, profile
     explicit = {c.path for c in candidates if c.explicit}
     _explicit_input_errors(results, explicit)
     if add_noqa:
-        return _add_noqa(results, tasks, quiet)
+        return _add_noqa(results, tasks, quiet, fix_read_only)
     if changed is not None:
         for r in results:
             r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
@@ -341,8 +348,8 @@ def _noqa_text(text, diagnostics, path, kind, settings):
     return new_text, added
 
 
-def _add_noqa(results, tasks, quiet):
-    from devlint.engine.runner import write_atomic
+def _add_noqa(results, tasks, quiet, write_read_only=False):
+    from devlint.engine.runner import READ_ONLY, read_only, write_atomic
     from devlint.engine.suppression import NOT_NOQA_ABLE
     from devlint.source import SourceFile
 
@@ -358,6 +365,10 @@ def _add_noqa(results, tasks, quiet):
         if not diags:
             continue
         kind, settings = kinds[r.path]
+        if not write_read_only and read_only(r.path):
+            click.echo(f"devlint: warning: {r.path}: "
+                       f"{READ_ONLY.replace('not fixed', 'no noqa added')}", err=True)
+            continue
         try:
             with open(r.path, "rb") as f:
                 src = SourceFile.from_bytes(f.read())

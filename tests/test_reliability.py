@@ -375,6 +375,61 @@ def test_symlinks_are_linted_once_and_fixed_through(tmp_path, git):
     assert not list(tree.glob(".devlint-*")) and not list(tmp_path.glob(".devlint-*"))
 
 
+def test_read_only_files_are_reported_not_rewritten_unless_asked(tmp_path):
+    ro, rw = tmp_path / "ro.py", tmp_path / "rw.py"
+    ro.write_text(HARDCODED)
+    rw.write_text(HARDCODED)
+    ro.chmod(0o444)
+    p = run("--fix", "--output-format", "json", ".", cwd=tmp_path)
+    assert p.returncode == 1
+    assert ro.read_text() == HARDCODED and 'device="cuda"' not in rw.read_text()
+    assert b"ro.py: read-only; not fixed (--fix-read-only" in p.stderr
+    assert {c[0] for c in codes_at(p)} == {"ro.py"} and len(codes_at(p)) == 2
+    noqa = run("--add-noqa", ".", cwd=tmp_path)
+    assert noqa.returncode == 0 and b"ro.py: read-only; no noqa added" in noqa.stderr
+    assert ro.read_text() == HARDCODED
+    assert run("--fix", "--fix-read-only", ".", cwd=tmp_path).returncode == 0
+    assert 'device="cuda"' not in ro.read_text()
+    assert ro.stat().st_mode & 0o777 == 0o444  # still read-only
+    assert not list(tmp_path.glob(".devlint-*"))
+
+
+def test_a_fix_keeps_the_owner_group_and_mode(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(HARDCODED)
+    f.chmod(0o640)
+    if os.geteuid() == 0:  # CI runs as root: root fixing someone's file gives it back
+        os.chown(f, 1234, 2345)
+    before = f.stat()
+    assert run("--fix", "m.py", cwd=tmp_path).returncode == 0
+    after = f.stat()
+    assert 'device="cuda"' not in f.read_text() and after.st_ino != before.st_ino
+    assert (after.st_uid, after.st_gid, after.st_mode) == (
+        before.st_uid, before.st_gid, before.st_mode)
+
+
+def test_an_owner_that_cannot_be_kept_leaves_the_old_file(tmp_path, monkeypatch):
+    from devlint.engine import atomic
+
+    f = tmp_path / "m.py"
+    f.write_text(HARDCODED)
+    real_fstat = os.fstat
+
+    def other_owner(fd):  # the new file does not belong to the old one's owner
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid + 1,
+                               st.st_gid, st.st_size, st.st_atime, st.st_mtime, st.st_ctime))
+
+    def refuse(fd, uid, gid):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(atomic.os, "fstat", other_owner)
+    monkeypatch.setattr(atomic.os, "fchown", refuse)
+    with pytest.raises(PermissionError, match="cannot keep its owner and group"):
+        atomic.write_atomic(str(f), b"x = 1\n")
+    assert f.read_text() == HARDCODED and not list(tmp_path.glob(".devlint-*"))
+
+
 def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     d = tmp_path / "my project" / "données"
     d.mkdir(parents=True)

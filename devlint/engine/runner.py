@@ -227,14 +227,28 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
         return FileResult(path, internal_error=_internal_error(e)), None
 
 
-def process_path(path: str, kind: str, settings, mode: str, unsafe: bool) -> FileResult:
+def process_path(path: str, kind: str, settings, mode: str, unsafe: bool,
+                 read_only: bool = False) -> FileResult:
     """Process one file and, in fix mode, write it."""
     res, stamp = lint_file(path, kind, settings, mode, unsafe)
-    _write(res, mode, stamp)
+    _write(res, mode, stamp, read_only)
     return res
 
 
-def _write(res: FileResult, mode: str, stamp) -> None:
+READ_ONLY = "read-only; not fixed (--fix-read-only fixes it and keeps its mode)"
+
+
+def read_only(path: str) -> bool:
+    """A file its owner marked read-only (no write bit: root may write it all the same), or
+    one this user may not write: devlint does not replace it unless told to."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def _write(res: FileResult, mode: str, stamp, write_read_only: bool = False) -> None:
     if mode != "fix" or not res.changed or res.new_bytes is None:
         return
     from devlint.engine.cache import stat_key
@@ -242,6 +256,8 @@ def _write(res: FileResult, mode: str, stamp) -> None:
     try:
         if stamp is not None and stat_key(os.stat(res.path)) != stamp[0]:
             res.error = "changed on disk while devlint was fixing it; not written"
+        elif not write_read_only and read_only(res.path):
+            res.error = READ_ONLY
         else:
             write_atomic(res.path, res.new_bytes)
     except OSError as e:
@@ -307,29 +323,30 @@ def _raise_interrupted(signum, frame):
 
 
 def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, progress=None,
-        exempt=None):
+        exempt=None, read_only: bool = False):
     """tasks: [(path, kind, settings)] -> [FileResult] in task order.
 
     cache: a devlint.engine.cache.Cache or None. progress: called with a count of files done.
     exempt: {absolute path: Exemption} from the project stage (fix modes: not fixed).
+    read_only: fix read-only files too (else they are reported, FileResult.error, unwritten).
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {})
+        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, read_only)
     old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     for sig in old:
         signal.signal(sig, _raise_interrupted)
     try:
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {})
+        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, read_only)
     finally:
         for sig, handler in old.items():
             if handler is not None:  # None: a handler installed from C, left in place
                 signal.signal(sig, handler)
 
 
-def _run(tasks, mode, unsafe, jobs, cache, progress, exempt):
+def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, read_only=False):
     from devlint.engine.fixer import applicable
 
     def exemption(path):
@@ -373,7 +390,7 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt):
                                            exempt=exemption(path))
         if stamp is not None:
             res.stat = (*stamp[0], stamp[2])  # (mtime_ns, size, inode, time read)
-        _write(res, mode, stamp)
+        _write(res, mode, stamp, read_only)
         if cache is not None and stamp is not None and not res.error \
                 and not res.internal_error and not res.cached:
             _remember(cache, res, stamp, mode, path, kind, settings)
