@@ -26,7 +26,7 @@ __all__ = ["check_source", "fix_source", "settings_for", "Settings"]
 def _settings(settings, **overrides) -> Settings:
     s = settings or Settings()
     if overrides:
-        for key in ("select", "extend_select", "ignore", "target_backends"):
+        for key in ("select", "extend_select", "ignore"):
             if isinstance(overrides.get(key), str):
                 overrides[key] = (overrides[key],)
             elif isinstance(overrides.get(key), list):

@@ -29,7 +29,6 @@ _KEYS = {
     "extend-exclude": ("extend_exclude", "strings"),
     "profile": ("profile", "profile"),
     "target-torch": ("target_torch", "version"),
-    "target-backends": ("target_backends", "strings"),
     "unsafe-fixes": ("unsafe_fixes", "bool"),
     "output-format": ("output_format", "format"),
     "profiles": ("profiles", "profiles"),
@@ -72,6 +71,15 @@ def _toml_key(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_repr(key)
 
 
+# keys devlint once documented, and why they are gone (still an error, with the reason)
+_REMOVED_KEYS = {
+    "target-backends": "removed: it never changed anything. Fixes are device-generic; the "
+                       "accelerators an assertion accepts after DL201's fix are the profile's "
+                       "`accelerator-tensor-test` role (set it in a custom profile, "
+                       "[tool.devlint.profiles.NAME])",
+}
+
+
 def _expect(path, key, cond, what):
     if not cond:
         raise ConfigError(f"{path}: [tool.devlint] {key}: expected {what}")
@@ -84,6 +92,8 @@ def settings_from_table(table: dict, path: str, base: Settings | None = None) ->
     base = base or Settings()
     changes: dict = {}
     for key, value in table.items():
+        if key in _REMOVED_KEYS:
+            raise ConfigError(f"{path}: unknown key [tool.devlint] {key!r}: {_REMOVED_KEYS[key]}")
         if key not in _KEYS:
             import difflib
 
@@ -239,7 +249,6 @@ def describe(settings: Settings, path: str) -> str:
         f"extend-exclude = {_toml_repr(list(settings.extend_exclude))}",
         f"profile = {_toml_repr(profile)}{resolved}",
         f"target-torch = {_toml_repr(target)}{target_note}",
-        f"target-backends = {_toml_repr(list(settings.target_backends))}",
         f"unsafe-fixes = {_toml_repr(settings.unsafe_fixes)}",
         f"output-format = {_toml_repr(settings.output_format or 'concise')}",
         f"shell-device-type-var = {_toml_repr(settings.shell_device_type_var)}",

@@ -41,7 +41,6 @@ class Settings:
     # target-torch is not configured; the source says where it was read, for --show-settings
     declared_torch: str | None = None
     declared_torch_source: str = ""
-    target_backends: tuple[str, ...] = ("cuda", "xpu")
     unsafe_fixes: bool = False
     output_format: str | None = None
     profiles: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
@@ -55,7 +54,7 @@ class Settings:
     def cache_key(self) -> str:
         return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores,
                      self.profile, self.target_torch, self.declared_torch,
-                     self.target_backends, self.profiles,
+                     self.profiles,
                      self.shell_device_type_var, self.shell_visibility_var))
 
     def target_torch_tuple(self, profile: str | None = None) -> tuple[int, int]:

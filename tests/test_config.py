@@ -195,3 +195,138 @@ def test_bad_custom_profile_is_reported(tmp_path):
     (tmp_path / "a.py").write_text(HARDCODED)
     p = run("a.py", cwd=tmp_path)
     assert p.returncode == 2 and "devlint.toml" in p.stderr and "extends" in p.stderr
+
+
+# --- custom profiles are checked as the config is read --------------------------------------
+
+@pytest.mark.parametrize("role,expected", [
+    ('device = "get_device("', "is not a Python expression"),
+    ('device = "mydev()"', "uses 'mydev', which nothing binds"),
+    ('device = "torch.device(0)"', "use `{torch}` for torch"),
+    ('device = { expr = "d()", import = "d = 1" }', "expected one import statement"),
+    ('device = { expr = "d()", import = "from lib import *" }', "a star import"),
+    ('device = { expr = "d()", import = "from lib import (" }', "does not parse"),
+    ('device = "{x}.device"', "`{x}` stands for a tensor only in accelerator-tensor-test"),
+    ('accelerator-tensor-test = "True"', "expected an expression testing the tensor `{x}`"),
+    ('extends = ["torch"]', "extends: expected torch or vllm"),
+])
+def test_a_custom_profile_that_cannot_work_is_a_config_error(tmp_path, role, expected):
+    """Before, an expression that does not parse was accepted and every fix it wrote was then
+    reverted as 'a devlint bug'; one naming an unbound name broke the fixed code."""
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.devlint]\nprofile = "mine"\n\n[tool.devlint.profiles.mine]\n{role}\n')
+    (tmp_path / "a.py").write_text(HARDCODED)
+    p = run("a.py", cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.startswith(f"devlint: error: {tmp_path / 'pyproject.toml'}: "
+                               "[tool.devlint.profiles.mine]"), p.stderr
+    assert expected in p.stderr and p.stdout == ""
+    assert "This is a devlint bug" not in p.stderr
+
+
+def test_a_valid_custom_profile_is_accepted_with_imports_builtins_and_placeholders(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devlint]\nprofile = "mine"\n\n[tool.devlint.profiles.mine]\n'
+        'device = { expr = "lib.dev(str(0))", import = ["import lib.sub", "import os"] }\n'
+        'device-type = { expr = "T", import = "from lib import TYPE as T" }\n'
+        "device-object = '{torch}.device([d for d in [\"cpu\"]][0])'\n"
+        "accelerator-tensor-test = '{x}.device.type != \"cpu\"'\n")
+    (tmp_path / "a.py").write_text(HARDCODED)
+    p = run("--output-format", "json", "a.py", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert any(d["fix"] and "lib.dev(str(0))" in json.dumps(d["fix"])
+               for d in json.loads(p.stdout))
+
+
+@pytest.mark.parametrize("name", ["torch", "vllm", "auto"])
+def test_redefining_a_built_in_profile_is_a_config_error(tmp_path, name):
+    """[tool.devlint.profiles.torch] used to be ignored without a word."""
+    (tmp_path / "devlint.toml").write_text(f'[profiles.{name}]\ndevice = "0"\n')
+    (tmp_path / "a.py").write_text(HARDCODED)
+    p = run("a.py", cwd=tmp_path)
+    assert p.returncode == 2
+    assert f"[tool.devlint.profiles.{name}]: '{name}' is a built-in profile" in p.stderr
+    assert "devlint.toml" in p.stderr
+
+
+def test_target_backends_is_rejected_with_the_reason(tmp_path):
+    """It was documented, accepted any value ("banana") and changed nothing."""
+    (tmp_path / "pyproject.toml").write_text('[tool.devlint]\ntarget-backends = ["banana"]\n')
+    (tmp_path / "a.py").write_text(HARDCODED)
+    p = run("a.py", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == ""
+    assert "pyproject.toml: unknown key [tool.devlint] 'target-backends'" in p.stderr
+    assert "accelerator-tensor-test" in p.stderr
+
+
+# --- every key does something ---------------------------------------------------------------
+
+SHELL = "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0 python train.py\n"
+APIS = "import torch\n" + "".join(
+    f"torch.cuda.{f}()\n" for f in ("synchronize", "device_count", "current_device",
+                                    "empty_cache", "memory_allocated", "max_memory_allocated",
+                                    "reset_peak_memory_stats", "current_stream"))
+# key -> (the config without it, the config with it, file, source, extra arguments, what the
+# output holds with the key set)
+EFFECTS = {
+    "select": ("", 'select = ["DL4"]', "a.py", HARDCODED, (), None),
+    "extend-select": ('select = ["DL4"]', 'select = ["DL4"]\nextend-select = ["DL103"]',
+                      "a.py", HARDCODED, (), "DL103"),
+    "ignore": ("", 'ignore = ["DL103"]', "a.py", HARDCODED, (), None),
+    "per-file-ignores": ("", 'per-file-ignores = { "a.py" = ["DL103"] }', "a.py", HARDCODED,
+                         (), None),
+    "exclude": ("", 'exclude = ["a.py"]', "a.py", HARDCODED, (), None),
+    "extend-exclude": ("", 'extend-exclude = ["a.py"]', "a.py", HARDCODED, (), None),
+    "profile": ("", 'profile = "vllm"', "a.py", HARDCODED, (), "current_platform"),
+    "target-torch": ('target-torch = "2.6"', 'target-torch = "2.9"', "a.py", APIS, (), None),
+    "unsafe-fixes": ("", "unsafe-fixes = true", "a.py",
+                     "import torch\n\ndef f(t, device):\n    return t.to('cuda')\n",
+                     ("--output-format", "concise"), "--unsafe-fixes` option."),
+    "output-format": ("", 'output-format = "json-lines"', "a.py", HARDCODED,
+                      ("--exit-zero",), '"code": "DL103"'),
+    "shell-device-type-var": ("", 'shell-device-type-var = "MY_TYPE"', "run.sh", SHELL, (),
+                              "MY_TYPE"),
+    "shell-visibility-var": ("", 'shell-visibility-var = "MY_VIS"', "run.sh", SHELL, (),
+                             "MY_VIS"),
+    "profiles": ('profile = "mine"\n[tool.devlint.profiles.mine]\n',
+                 'profile = "mine"\n[tool.devlint.profiles.mine]\n'
+                 'device = { expr = "my_device()", import = "from lib import my_device" }\n',
+                 "a.py", HARDCODED, (), "my_device()"),
+}
+
+
+def test_every_key_has_an_effect_test():
+    from devlint.config import _KEYS
+
+    assert set(EFFECTS) == set(_KEYS)
+
+
+@pytest.mark.parametrize("key", sorted(EFFECTS))
+def test_every_documented_key_changes_what_devlint_does(tmp_path, key):
+    without, with_, name, source, extra, shows = EFFECTS[key]
+    (tmp_path / name).write_text(source)
+    outputs = []
+    for body in (without, with_):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.devlint]\n{body}\n")
+        args = extra if "--output-format" in extra or key == "output-format" else (
+            "--output-format", "json")
+        p = run("--no-cache", *args, ".", cwd=tmp_path)
+        assert p.returncode in (0, 1), p.stderr
+        outputs.append(p.stdout)
+    assert outputs[0] != outputs[1], key
+    if shows is not None:
+        assert shows in outputs[1] and shows not in outputs[0], outputs
+
+
+def test_every_key_in_the_reference_exists():
+    """The reverse of test_docs' check: a key the reference documents is a key devlint reads."""
+    import re
+
+    from devlint.config import _KEYS
+
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "docs", "configuration.md"), encoding="utf-8") as f:
+        text = f.read()
+    table = text.split("## Keys", 1)[1].split("\n\n", 2)[1]
+    documented = set(re.findall(r"^\| `([a-z-]+)(?:\.NAME)?` \|", table, flags=re.M))
+    assert documented == set(_KEYS)

@@ -50,7 +50,7 @@ def test_custom_profile_from_config(tmp_path):
 def test_custom_profile_inherits_roles_it_does_not_set(tmp_path):
     (tmp_path / "devlint.toml").write_text(
         'profile = "mine"\n[profiles.mine]\nextends = "vllm"\n'
-        'device-type = "MY_DEVICE_TYPE"\n')
+        'device-type = { expr = "MY_DEVICE_TYPE", import = "from mylib import MY_DEVICE_TYPE" }\n')
     (tmp_path / "m.py").write_text("import torch.distributed as dist\n"
                                    'dist.init_process_group("nccl")\nDEVICE = "cuda"\n')
     p = subprocess.run([sys.executable, "-m", "devlint", "check", "--output-format", "json",

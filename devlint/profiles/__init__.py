@@ -73,21 +73,95 @@ def builtin_profiles() -> dict:
             for name, table in data.items()}
 
 
+def _imported_names(stmt: str, where: str) -> set:
+    """The names one `import` / `from ... import` statement binds; else a ConfigError."""
+    import ast
+
+    from devlint.errors import ConfigError
+
+    try:
+        body = ast.parse(stmt).body
+    except SyntaxError as e:
+        raise ConfigError(f"{where}: {stmt!r} does not parse ({e.msg})") from None
+    if len(body) != 1 or not isinstance(body[0], (ast.Import, ast.ImportFrom)):
+        raise ConfigError(f"{where}: expected one import statement "
+                          f"(`import a.b` or `from a import b`), got {stmt!r}")
+    node = body[0]
+    if any(a.name == "*" for a in node.names):
+        raise ConfigError(f"{where}: a star import binds no name devlint can check: {stmt!r}")
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    return {a.asname or a.name for a in node.names}
+
+
+def check_role(role: str, r: RoleExpr, where: str) -> None:
+    """A role's expression must be one Python expression whose names are bound: by its
+    `import`s, `{torch}` (the file's torch), `{x}` (accelerator-tensor-test's tensor, and only
+    there) or Python's builtins. Fixes paste it into every file they touch, so an expression
+    that does not parse would have every fix reverted, and a name nothing binds would raise
+    NameError in the fixed code."""
+    import ast
+    import builtins
+
+    from devlint.errors import ConfigError
+
+    bound = {"torch"} if "{torch}" in r.expr else set()
+    for i, stmt in enumerate(r.imports):
+        bound |= _imported_names(stmt, f"{where}.import" + (f"[{i}]" if len(r.imports) > 1 else ""))
+    text = r.expr.replace("{torch}", "torch")
+    if role == "accelerator-tensor-test":
+        if "{x}" not in text:
+            raise ConfigError(f"{where}: expected an expression testing the tensor `{{x}}`, "
+                              f"e.g. '{{x}}.device.type != \"cpu\"', got {r.expr!r}")
+        text = text.replace("{x}", "x")
+        bound.add("x")
+    elif "{x}" in text:
+        raise ConfigError(f"{where}: `{{x}}` stands for a tensor only in "
+                          f"accelerator-tensor-test; got {r.expr!r}")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ConfigError(f"{where}: {r.expr!r} is not a Python expression ({e.msg})") from None
+    local = set()
+    for node in ast.walk(tree):  # names bound inside the expression itself
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            local.add(node.id)
+        elif isinstance(node, ast.arg):
+            local.add(node.arg)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                node.id not in bound | local and not hasattr(builtins, node.id):
+            hint = ("use `{torch}` for torch (devlint adds `import torch` where needed)"
+                    if node.id == "torch" else f"add the import that binds it "
+                    f"(`import = \"from ... import {node.id}\"`)")
+            raise ConfigError(f"{where}: {r.expr!r} uses {node.id!r}, which nothing binds: "
+                              f"{hint}")
+
+
 def validate_custom_profiles(value, path: str):
-    """`[tool.devlint.profiles.NAME]` tables -> a hashable tuple kept in Settings."""
+    """`[tool.devlint.profiles.NAME]` tables -> a hashable tuple kept in Settings; every
+    expression checked now (check_role), so that a bad one is a configuration error naming
+    the file and key rather than fixes reverted later."""
     from devlint.errors import ConfigError
 
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: [tool.devlint.profiles]: expected tables of roles")
     out = []
     for name, table in value.items():
+        where = f"{path}: [tool.devlint.profiles.{name}]"
+        if name in builtin_profiles() or name == "auto":
+            raise ConfigError(f"{where}: {name!r} is a built-in profile and cannot be redefined; "
+                              f"name yours differently (`extends = \"{name if name != 'auto' else 'torch'}\"` "
+                              f"keeps the roles you do not set) and set `profile` to that name")
         if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [tool.devlint.profiles.{name}]: expected a table of roles")
+            raise ConfigError(f"{where}: expected a table of roles")
         base = table.get("extends", "torch")
-        if base not in builtin_profiles():
-            raise ConfigError(f"{path}: [tool.devlint.profiles.{name}] extends: expected torch or vllm")
+        if not isinstance(base, str) or base not in builtin_profiles():
+            raise ConfigError(f"{where} extends: expected torch or vllm, got {base!r}")
         rest = {k: v for k, v in table.items() if k != "extends"}
-        prof = _profile_from_table(name, rest, f"{path}: [tool.devlint.profiles.{name}]")
+        prof = _profile_from_table(name, rest, where)
+        for role, r in prof.roles.items():
+            check_role(role, r, f"{where}.{role}")
         items = tuple((role, (r.expr, r.imports)) for role, r in prof.roles.items())
         out.append((name, (("extends", (base, ())),) + items))
     return tuple(out)
