@@ -126,9 +126,9 @@ def _run_cache():
 @click.option("-j", "--jobs", type=int, default=None, help="Worker processes (default: CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no progress.")
 @_cache_and_signals
-def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, ignore, profile, target_torch,
-          output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix, config_path,
-          force_exclude, stdin_filename, add_noqa, since, show_settings, jobs, quiet):
+def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, ignore, profile,
+          target_torch, output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix,
+          config_path, force_exclude, stdin_filename, add_noqa, since, show_settings, jobs, quiet):
     """Lint PATHS (default: the current directory) and optionally fix them."""
     import gc
 
@@ -206,7 +206,7 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
                 if any(applicable(d, unsafe) for d in project.filtered(
                     r.diagnostics, exempt.get(os.path.abspath(r.path))))]
         fixed = _run(runner, [tasks[i] for i in todo], mode, unsafe, jobs, quiet, cache=cache,
-                     exempt=exempt, read_only=fix_read_only) if todo else []
+                     exempt=exempt, write_read_only=fix_read_only) if todo else []
         for i, res in zip(todo, fixed):
             if res.error and not res.changed and not res.unreadable:
                 # not written (read-only, changed meanwhile, cannot write): the file's findings
@@ -233,14 +233,15 @@ def _explicit_input_errors(results, explicit) -> None:
     """A file named on the command line that cannot be read or decoded is a usage error
     (exit 2), not a DL902 finding (that is for files found while walking a directory)."""
     for r in results:
-        if r.unreadable and r.path in explicit:
-            where = r.path
-            for d in r.diagnostics:
-                if d.code == "DL902":
-                    where = f"{r.path}:{d.location[0]}:{d.location[1]}"
-            r.diagnostics = [d for d in r.diagnostics if d.code != "DL902"]
-            r.error = None
-            r.input_error = f"{where}: {r.unreadable}"
+        if r.path not in explicit:
+            continue
+        found = [d for d in r.diagnostics if d.code == "DL902"]  # (from the cache, too)
+        if not (r.unreadable or found):
+            continue
+        where = f"{r.path}:{found[0].location[0]}:{found[0].location[1]}" if found else r.path
+        r.diagnostics = [d for d in r.diagnostics if d.code != "DL902"]
+        r.error = None
+        r.input_error = f"{where}: {r.unreadable or found[0].message}"
 
 
 def _project_exemptions(results, cache) -> dict:
@@ -425,7 +426,7 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
     for r in results:
         if r.error:
             click.echo(f"devlint: warning: {r.path}: {r.error}", err=True)
-        if getattr(r, "input_error", None):
+        if r.input_error:
             failed = True
             click.echo(f"devlint: error: {r.input_error}", err=True)
         if r.internal_error:

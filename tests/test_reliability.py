@@ -117,6 +117,13 @@ def test_an_explicit_file_that_does_not_decode_exits_2(tmp_path, content):
     assert b"ok.py:3:27: DL103" in p.stdout  # the other files are still reported
     alone = run("bad.py", cwd=tmp_path)
     assert alone.returncode == 2 and alone.stdout == b""
+    # with the result cache: the second run answers from it, and still exits 2
+    e = {k: v for k, v in os.environ.items() if k != "DEVLINT_NO_CACHE"}
+    for _ in range(2):
+        cached = subprocess.run([sys.executable, "-m", "devlint", "check", "--cache-dir",
+                                 str(tmp_path / "cache"), "bad.py"], capture_output=True,
+                                cwd=tmp_path, env=e)
+        assert cached.returncode == 2 and b"bad.py:" in cached.stderr, cached
     # the same bytes on stdin
     p = subprocess.run([sys.executable, "-m", "devlint", "check", "-", "--stdin-filename",
                         "bad.py"], input=content, capture_output=True, cwd=tmp_path)

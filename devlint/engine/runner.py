@@ -171,7 +171,7 @@ def _unreadable(res: FileResult, kind: str, settings, reason: str, data: bytes |
     else:
         text, start, end, message = "", 0, 0, f"Cannot read the file: {reason}"
     res.unreadable = message
-    if "DL902" not in _enabled_codes(settings, res.path) or kind not in ("python", "shell"):
+    if "DL902" not in _enabled_codes(settings, res.path):
         res.error = reason
         return
     loc = Locator(text)
@@ -228,10 +228,10 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
 
 
 def process_path(path: str, kind: str, settings, mode: str, unsafe: bool,
-                 read_only: bool = False) -> FileResult:
+                 write_read_only: bool = False) -> FileResult:
     """Process one file and, in fix mode, write it."""
     res, stamp = lint_file(path, kind, settings, mode, unsafe)
-    _write(res, mode, stamp, read_only)
+    _write(res, mode, stamp, write_read_only)
     return res
 
 
@@ -323,30 +323,31 @@ def _raise_interrupted(signum, frame):
 
 
 def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, progress=None,
-        exempt=None, read_only: bool = False):
+        exempt=None, write_read_only: bool = False):
     """tasks: [(path, kind, settings)] -> [FileResult] in task order.
 
     cache: a devlint.engine.cache.Cache or None. progress: called with a count of files done.
     exempt: {absolute path: Exemption} from the project stage (fix modes: not fixed).
-    read_only: fix read-only files too (else they are reported, FileResult.error, unwritten).
+    write_read_only: fix read-only files too (else they are reported, FileResult.error,
+    and left unwritten).
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, read_only)
+        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, write_read_only)
     old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     for sig in old:
         signal.signal(sig, _raise_interrupted)
     try:
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, read_only)
+        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, write_read_only)
     finally:
         for sig, handler in old.items():
             if handler is not None:  # None: a handler installed from C, left in place
                 signal.signal(sig, handler)
 
 
-def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, read_only=False):
+def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=False):
     from devlint.engine.fixer import applicable
 
     def exemption(path):
@@ -390,7 +391,7 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, read_only=False):
                                            exempt=exemption(path))
         if stamp is not None:
             res.stat = (*stamp[0], stamp[2])  # (mtime_ns, size, inode, time read)
-        _write(res, mode, stamp, read_only)
+        _write(res, mode, stamp, write_read_only)
         if cache is not None and stamp is not None and not res.error \
                 and not res.internal_error and not res.cached:
             _remember(cache, res, stamp, mode, path, kind, settings)

@@ -150,9 +150,10 @@ def validate_custom_profiles(value, path: str):
     for name, table in value.items():
         where = f"{path}: [tool.devlint.profiles.{name}]"
         if name in builtin_profiles() or name == "auto":
+            base = name if name != "auto" else "torch"
             raise ConfigError(f"{where}: {name!r} is a built-in profile and cannot be redefined; "
-                              f"name yours differently (`extends = \"{name if name != 'auto' else 'torch'}\"` "
-                              f"keeps the roles you do not set) and set `profile` to that name")
+                              f"name yours differently (`extends = \"{base}\"` keeps the roles "
+                              f"you do not set) and set `profile` to that name")
         if not isinstance(table, dict):
             raise ConfigError(f"{where}: expected a table of roles")
         base = table.get("extends", "torch")

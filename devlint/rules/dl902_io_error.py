@@ -60,7 +60,8 @@ class IoError(Rule):
         # the text of a check_source() call is already decoded: only a cookie naming an
         # encoding Python does not know can make it undecodable (byte-level cases are tested
         # on files, tests/test_reliability.py)
-        Invalid("# -*- coding: no-such-codec -*-\nname = 'cafe'\n"),
+        # (the device literal is there, and unseen: devlint cannot read the file)
+        Invalid("# -*- coding: no-such-codec -*-\nimport torch\nx = torch.zeros(2, device='cuda')\n"),
     ]
 
     def check(self, facts):
