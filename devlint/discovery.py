@@ -57,8 +57,7 @@ def discover(paths, settings_for, force_exclude: bool = False):
         if not os.path.lexists(p):
             raise PathError(f"{p}: No such file or directory")
         if os.path.isdir(p):
-            for c in _once(_walk(p, settings_for)):
-                real = os.path.realpath(c.path)
+            for real, c in _once(_walk(p, settings_for)):
                 if real not in seen:
                     seen.add(real)
                     yield c
@@ -76,8 +75,9 @@ def discover(paths, settings_for, force_exclude: bool = False):
 
 
 def _once(candidates):
-    """The walk's candidates, one per real file: the file itself rather than a link to it
-    (the first link, in walk order, when the file lies outside the walk)."""
+    """(real path, candidate) for the walk's candidates, one per real file: the file itself
+    rather than a link to it (the first link, in walk order, when the file lies outside the
+    walk)."""
     chosen: dict = {}
     order = []
     for c in candidates:
@@ -88,7 +88,7 @@ def _once(candidates):
             order.append(real)
         elif os.path.islink(held.path) and not os.path.islink(c.path):
             chosen[real] = c
-    return [chosen[r] for r in order]
+    return [(r, chosen[r]) for r in order]
 
 
 def _check_readable(path: str) -> None:
