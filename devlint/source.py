@@ -18,9 +18,13 @@ class SourceFile:
     text: str
     encoding: str = "utf-8"
     bom: bool = False
+    errors: str = "strict"  # "surrogateescape": bytes that do not decode are kept as they are
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "SourceFile":
+    def from_bytes(cls, data: bytes, lenient: bool = False) -> "SourceFile":
+        """Python's decoding (BOM, coding cookie, else UTF-8). lenient (shell scripts, which
+        the shell runs whatever their bytes): bytes that do not decode, or a cookie that
+        names no encoding, do not stop the read; every byte comes back out of to_bytes."""
         import tokenize
         import io
 
@@ -30,16 +34,21 @@ class SourceFile:
         except SyntaxError as e:
             # a cookie naming an unknown encoding, or contradicting the BOM: Python refuses
             # to run the file, so it is not read as UTF-8 either (DL902)
-            if str(e).startswith(("unknown encoding", "encoding problem")):
+            if not lenient and str(e).startswith(("unknown encoding", "encoding problem")):
                 raise LookupError(str(e)) from None
             encoding = "utf-8"  # undecodable bytes on the first lines: the decode says where
         if encoding == "utf-8-sig":
             encoding = "utf-8"
         body = data[len(codecs.BOM_UTF8):] if bom else data
-        return cls(body.decode(encoding), encoding, bom)
+        try:
+            return cls(body.decode(encoding), encoding, bom)
+        except UnicodeDecodeError:
+            if not lenient:
+                raise
+            return cls(body.decode(encoding, "surrogateescape"), encoding, bom, "surrogateescape")
 
     def to_bytes(self, text: str | None = None) -> bytes:
-        out = (self.text if text is None else text).encode(self.encoding)
+        out = (self.text if text is None else text).encode(self.encoding, self.errors)
         return codecs.BOM_UTF8 + out if self.bom else out
 
 

@@ -105,6 +105,21 @@ def test_null_bytes_and_undecodable_bytes(tmp_path):
     assert b"notutf8.py: cannot decode" in p.stderr and b"cookie.py: cannot decode" in p.stderr
 
 
+def test_a_shell_script_that_is_not_utf8_is_linted_and_fixed_byte_for_byte(tmp_path):
+    """bash runs any bytes: a latin-1 comment is no reason to skip a script, or to fail."""
+    script = b"#!/bin/bash\n# caf\xe9\nCUDA_VISIBLE_DEVICES=0 python train.py  # \xff\n"
+    (tmp_path / "run.sh").write_bytes(script)
+    for args in (("run.sh",), (".",)):
+        p = run("--output-format", "full", *args, cwd=tmp_path)
+        assert p.returncode == 1, p.stderr
+        assert b"run.sh:3:1: DL302" in p.stdout and b"CUDA_VISIBLE_DEVICES=0" in p.stdout
+        assert p.stderr == b""
+    assert run("--fix", "run.sh", cwd=tmp_path).returncode == 0
+    out = (tmp_path / "run.sh").read_bytes()
+    assert b"# caf\xe9\n" in out and b"  # \xff\n" in out and b"CUDA_VISIBLE_DEVICES=0" not in out
+    assert subprocess.run(["bash", "-n", str(tmp_path / "run.sh")]).returncode == 0
+
+
 @pytest.mark.parametrize("content", [b'x = "cuda\xff"\n', b'name = "caf\xe9"\n',
                                      b"# coding: no-such-codec\nx = 1\n"])
 def test_an_explicit_file_that_does_not_decode_exits_2(tmp_path, content):

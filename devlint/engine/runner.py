@@ -110,7 +110,9 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
         return res
     try:
-        src = SourceFile.from_bytes(data)
+        # a shell script need not be UTF-8 (the shell runs any bytes): it is linted whatever
+        # its bytes, and written back with them
+        src = SourceFile.from_bytes(data, lenient=kind == "shell")
     except (UnicodeDecodeError, LookupError) as e:
         _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
         return res

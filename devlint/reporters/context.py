@@ -23,7 +23,8 @@ class ReportContext:
 
             try:
                 with open(path, "rb") as f:
-                    text = SourceFile.from_bytes(f.read()).text
+                    # lenient: a line around a finding is shown whatever the file's bytes
+                    text = SourceFile.from_bytes(f.read(), lenient=True).text
             except (OSError, UnicodeDecodeError, LookupError, ValueError):
                 text = ""
             self._texts[path] = text
