@@ -51,29 +51,17 @@ def _cache_and_signals(f):
 
     @functools.wraps(f)
     def wrapper(*args, no_cache=False, cache_dir=None, **kwargs):
-        import signal
-        import threading
-
-        from devlint.engine.runner import Interrupted, _raise_interrupted
+        from devlint.engine.interrupt import Interrupted, interruptible
 
         click.get_current_context().meta["devlint.cache"] = (no_cache, cache_dir)
-        # the whole command, not only the runner's passes: an interrupt during discovery, the
-        # project stage or the report is a 130 too (Python's own KeyboardInterrupt became
-        # click's "Aborted!", exit 1)
-        old = {}
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                old[sig] = signal.signal(sig, _raise_interrupted)
         try:
-            return f(*args, **kwargs)
+            # the whole command: discovery, the passes, the project stage, the report
+            with interruptible():
+                return f(*args, **kwargs)
         except Interrupted as e:
             click.echo("devlint: interrupted; every file is either unchanged or fully written",
                        err=True)
             sys.exit(128 + e.signum)
-        finally:
-            for sig, handler in old.items():
-                if handler is not None:
-                    signal.signal(sig, handler)
 
     wrapper = click.option("--cache-dir", type=click.Path(file_okay=False),
                            envvar="DEVLINT_CACHE_DIR", show_envvar=True,
@@ -135,7 +123,7 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
     # The run allocates many short-lived ast nodes and no reference cycles worth collecting;
     # the cyclic collector alone costs more than half of the parse time (measured on vLLM).
     gc.disable()
-    from devlint.discovery import PathError, changed_lines, discover
+    from devlint.discovery import PathError, changed_lines, discover, named_input_errors
     from devlint.engine import runner
     from devlint.errors import ConfigError
     from devlint.settings import parse_version
@@ -207,19 +195,12 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
                     r.diagnostics, exempt.get(os.path.abspath(r.path))))]
         fixed = _run(runner, [tasks[i] for i in todo], mode, unsafe, jobs, quiet, cache=cache,
                      exempt=exempt, write_read_only=fix_read_only) if todo else []
-        for i, res in zip(todo, fixed):
-            if res.error and not res.changed and not res.unreadable:
-                # not written (read-only, changed meanwhile, cannot write): the file's findings
-                # are the check pass's, with the reason
-                results[i].error = res.error
-            else:
-                results[i] = res
+        runner.take_fixed(results, todo, fixed)
     if exempt:
         from devlint.engine import project
 
         project.apply(results, exempt)
-    explicit = {c.path for c in candidates if c.explicit}
-    _explicit_input_errors(results, explicit)
+    named_input_errors(results, candidates)
     if add_noqa:
         return _add_noqa(results, tasks, quiet, fix_read_only)
     if changed is not None:
@@ -227,21 +208,6 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
             r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
                              or changed.covers(d.path, d.location[0], d.end_location[0])]
     return _finish(results, **opts)
-
-
-def _explicit_input_errors(results, explicit) -> None:
-    """A file named on the command line that cannot be read or decoded is a usage error
-    (exit 2), not a DL902 finding (that is for files found while walking a directory)."""
-    for r in results:
-        if r.path not in explicit:
-            continue
-        found = [d for d in r.diagnostics if d.code == "DL902"]  # (from the cache, too)
-        if not (r.unreadable or found):
-            continue
-        where = f"{r.path}:{found[0].location[0]}:{found[0].location[1]}" if found else r.path
-        r.diagnostics = [d for d in r.diagnostics if d.code != "DL902"]
-        r.error = None
-        r.input_error = f"{where}: {r.unreadable or found[0].message}"
 
 
 def _project_exemptions(results, cache) -> dict:
@@ -350,7 +316,7 @@ def _noqa_text(text, diagnostics, path, kind, settings):
 
 
 def _add_noqa(results, tasks, quiet, write_read_only=False):
-    from devlint.engine.runner import READ_ONLY, read_only, write_atomic
+    from devlint.engine.runner import READ_ONLY_NOQA, read_only, write_atomic
     from devlint.engine.suppression import NOT_NOQA_ABLE
     from devlint.source import SourceFile
 
@@ -367,8 +333,7 @@ def _add_noqa(results, tasks, quiet, write_read_only=False):
             continue
         kind, settings = kinds[r.path]
         if not write_read_only and read_only(r.path):
-            click.echo(f"devlint: warning: {r.path}: "
-                       f"{READ_ONLY.replace('not fixed', 'no noqa added')}", err=True)
+            click.echo(f"devlint: warning: {r.path}: {READ_ONLY_NOQA}", err=True)
             continue
         try:
             with open(r.path, "rb") as f:
@@ -455,8 +420,7 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
 
             write_statistics(diagnostics, out, unsafe, fmt)
         else:
-            ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts)
-            ctx.failed = failed
+            ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts, failed)
             get_reporter(fmt)(diagnostics, out, ctx)
     finally:
         if output_file:

@@ -91,6 +91,23 @@ def _once(candidates):
     return [(r, chosen[r]) for r in order]
 
 
+def named_input_errors(results, candidates) -> None:
+    """A file named on the command line that cannot be read or decoded is a usage error
+    (FileResult.input_error: exit 2), not a DL902 finding (that is for files found while
+    walking a directory)."""
+    explicit = {c.path for c in candidates if c.explicit}
+    for r in results:
+        if r.path not in explicit:
+            continue
+        found = [d for d in r.diagnostics if d.code == "DL902"]  # (from the cache, too)
+        if not (r.unreadable or found):
+            continue
+        where = f"{r.path}:{found[0].location[0]}:{found[0].location[1]}" if found else r.path
+        r.diagnostics = [d for d in r.diagnostics if d.code != "DL902"]
+        r.error = None
+        r.input_error = f"{where}: {r.unreadable or found[0].message}"
+
+
 def _check_readable(path: str) -> None:
     """An explicit file that cannot be read is a usage error (exit 2), not a warning: a broken
     symlink, a symlink loop, no permission, or something that is not a regular file."""

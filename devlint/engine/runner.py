@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from devlint.engine.atomic import write_atomic
+from devlint.engine.interrupt import Interrupted, interruptible  # noqa: F401 (re-exported)
 from devlint.analysis.prefilter import may_have_findings
 from devlint.source import SourceFile
 
@@ -238,6 +239,18 @@ def process_path(path: str, kind: str, settings, mode: str, unsafe: bool,
 
 
 READ_ONLY = "read-only; not fixed (--fix-read-only fixes it and keeps its mode)"
+READ_ONLY_NOQA = "read-only; no noqa added (--fix-read-only writes it and keeps its mode)"
+
+
+def take_fixed(results: list, todo: list, fixed: list) -> None:
+    """The fix pass's results (of the files `todo` indexes) in place of the check pass's; a
+    file not written (read-only, changed meanwhile, cannot write) keeps the check pass's
+    findings, with the reason."""
+    for i, res in zip(todo, fixed):
+        if res.error and not res.changed and not res.unreadable:
+            results[i].error = res.error
+        else:
+            results[i] = res
 
 
 def read_only(path: str) -> bool:
@@ -312,18 +325,6 @@ def pool_size(n_files: int, n_bytes: int, jobs: int | None) -> int:
     return workers if workers > 1 else 0
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM during a run; `signum` says which."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_interrupted(signum, frame):
-    raise Interrupted(signum)
-
-
 def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, progress=None,
         exempt=None, write_read_only: bool = False):
     """tasks: [(path, kind, settings)] -> [FileResult] in task order.
@@ -334,19 +335,8 @@ def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, pro
     and left unwritten).
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
+    with interruptible():
         return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, write_read_only)
-    old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    for sig in old:
-        signal.signal(sig, _raise_interrupted)
-    try:
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, write_read_only)
-    finally:
-        for sig, handler in old.items():
-            if handler is not None:  # None: a handler installed from C, left in place
-                signal.signal(sig, handler)
 
 
 def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=False):

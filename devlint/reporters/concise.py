@@ -32,7 +32,7 @@ def write_summary(diagnostics, out, ctx) -> None:
     if n == 0:
         if fixed:
             out.write(f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).\n")
-        elif not ctx.diff_mode and not getattr(ctx, "failed", False):
+        elif not ctx.diff_mode and not ctx.failed:
             # (a run that failed, exit 2, has checked nothing "passed": stderr says why)
             out.write("All checks passed!\n")
         return

@@ -8,11 +8,12 @@ PREVIEW_CONTEXT = 1  # unchanged lines shown around a fix
 
 class ReportContext:
     def __init__(self, unsafe: bool = False, quiet: bool = False, fixed: int = 0,
-                 diff_mode: bool = False, texts: dict | None = None):
+                 diff_mode: bool = False, texts: dict | None = None, failed: bool = False):
         self.unsafe = unsafe
         self.quiet = quiet
         self.fixed = fixed  # fixes applied in this run
         self.diff_mode = diff_mode
+        self.failed = failed  # the run failed (exit 2): nothing "passed"
         self._texts = texts or {}  # path -> text for sources that are not files (stdin)
         self._lines: dict = {}
 
