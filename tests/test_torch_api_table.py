@@ -37,7 +37,8 @@ REQUIRED_KEYS = {
     "reference",
     "note",
 }
-OPTIONAL_KEYS = {"until"}
+OPTIONAL_KEYS = {"until", "member", "guard"}
+GUARDS = {"accelerator-available"}
 RULES = {"DL401", "DL402", "DL403", "DL404"}
 KINDS = {"call", "class", "context", "attribute"}
 VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -90,6 +91,12 @@ def test_entry_keys_and_types(entry):
     assert entry["name"].startswith("torch.")
     assert entry["args"], "args is 'same' or a description, never empty"
     assert entry["reference"]
+    if "member" in entry or "guard" in entry:
+        # a device module's function: torch.get_device_module().<member>
+        assert entry["replacement"] == "torch.get_device_module", entry["replacement"]
+        assert entry["member"].isidentifier()
+        assert entry["kind"] == "call"
+        assert entry.get("guard", "accelerator-available") in GUARDS
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=entry_id)
@@ -256,7 +263,11 @@ def test_safe_rewrites_keep_the_positional_signature(entry, torch, installed):
     if not applies(entry, installed):
         pytest.skip("entry does not apply to the installed torch")
     original = parameters(resolve(torch, entry["name"]))
-    replacement = parameters(resolve(torch, entry["replacement"]))
+    if "member" in entry:
+        # what torch.get_device_module() returns on an XPU machine (CUDA's is the original)
+        replacement = parameters(getattr(torch.xpu, entry["member"]))
+    else:
+        replacement = parameters(resolve(torch, entry["replacement"]))
     if original is None or replacement is None:
         pytest.skip("builtin without a signature")
     original, replacement = positional(original), positional(replacement)
@@ -264,6 +275,9 @@ def test_safe_rewrites_keep_the_positional_signature(entry, torch, installed):
         assert replacement[0].name in ("device", "device_type"), replacement[0]
         replacement = replacement[1:]
     if entry["name"] == entry["replacement"]:
+        return
+    if "member" in entry:
+        assert [p.name for p in original] == [p.name for p in replacement]
         return
     assert len(original) == len(replacement), (original, replacement)
     if entry["args"] == "same":
@@ -291,6 +305,33 @@ def test_context_replacements_work_on_cpu(entry, torch, installed):
         return
     # not exercisable without an accelerator: at least be a context manager
     assert is_context_manager_factory(factory)
+
+
+DEVICE_MODULE_FORMS = [e for e in ENTRIES if "member" in e]
+
+
+@pytest.mark.parametrize("entry", DEVICE_MODULE_FORMS, ids=entry_id)
+def test_device_module_forms(entry, torch, installed):
+    """`torch.get_device_module().<member>`: the member is the CUDA function itself on CUDA and
+    exists on the XPU module; the CPU module lacks it, so without CUDA the original must either
+    raise as well (nothing that ran stops running) or, for a guarded entry, be a no-op that the
+    availability test keeps."""
+    assert callable(torch.get_device_module)
+    member = entry["member"]
+    assert entry["name"] == f"torch.cuda.{member}", "the same function on each backend"
+    assert callable(getattr(torch.cuda, member))
+    assert callable(getattr(torch.xpu, member))
+    assert not hasattr(torch.cpu, member)
+    if torch.cuda.is_available():
+        return
+    assert torch.get_device_module("cuda") is torch.cuda
+    if "guard" in entry:
+        assert version_tuple(entry["since"]) >= (2, 6), "the guard is torch.accelerator.is_available"
+        args = (torch.get_rng_state(),) if member == "set_rng_state" else ()
+        getattr(torch.cuda, member)(*args)  # a silent no-op without CUDA
+    else:
+        with pytest.raises((AssertionError, AttributeError, RuntimeError)):
+            getattr(torch.cuda, member)()
 
 
 @pytest.mark.parametrize("entry", WITHOUT_REPLACEMENT, ids=entry_id)

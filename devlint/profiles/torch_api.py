@@ -23,6 +23,15 @@ class ApiEntry:
     args: str
     reference: str
     note: str
+    member: str = ""  # call `<replacement>().<member>` (a device module's function)
+    guard: str = ""  # "accelerator-available": only where an accelerator is available
+
+    def callee(self, torch_local: str = "torch") -> str:
+        """The replacement as written in the fixed code, with the file's torch name."""
+        repl = self.replacement
+        if repl.startswith("torch."):
+            repl = torch_local + repl[len("torch"):]
+        return f"{repl}().{self.member}" if self.member else repl
 
     def available_for(self, target: tuple[int, int]) -> bool:
         if not self.replacement or self.since is None:
@@ -50,7 +59,8 @@ def load_table() -> tuple[ApiEntry, ...]:
             replacement=e.get("replacement", ""), since=_ver(e.get("since")),
             until=_ver(e.get("until")), safe=bool(e.get("safe", False)),
             insert_device_type=bool(e.get("insert_device_type", False)),
-            args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", "")))
+            args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", ""),
+            member=e.get("member", ""), guard=e.get("guard", "")))
     return tuple(out)
 
 

@@ -7,6 +7,7 @@ import ast
 from devlint.diagnostics import Edit
 from devlint.analysis.model import simple_name
 from devlint.analysis.fixkit import Expr, make_fix
+from devlint.source import newline_of
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.rules._device import guards_cuda_only, skipped
 
@@ -270,14 +271,14 @@ def _finding(rule, facts, node, par, entry, target):
     message = f"`{facts.text[s:e]}` is CUDA-only"
     fix = None
     if entry is not None and entry.available_for(target):
-        repl = entry.replacement
         imports = ()
-        if repl.startswith("torch."):
-            local = facts.torch_name()
-            if local is None:
-                local = "torch"
-                imports = ("import torch",)
-            repl = local + repl[len("torch"):]
+        local = facts.torch_name()
+        if local is None:
+            local = "torch"
+            imports = ("import torch",)
+        repl = entry.callee(local)
+        if not entry.replacement.startswith("torch."):
+            imports = ()
         expr = Expr(repl, imports, "", entry.safe)
         edits = [Edit(s, e, repl)]
         call = par if isinstance(par, ast.Call) and par.func is node else None
@@ -288,13 +289,62 @@ def _finding(rule, facts, node, par, entry, target):
                     ks, _ = facts.span(kw)
                     vs, _ = facts.span(kw.value)
                     edits.append(Edit(ks, vs, ""))
-        fix = make_fix(facts, f"Use `{repl}`", edits, expr, safe=entry.safe)
-        message += f"; use `{entry.replacement}`"
+        shown = entry.callee()
+        if entry.guard:
+            guard = _availability_guard(facts, call, local)
+            if guard is None:
+                edits = None
+                message += (f"; `{shown}` is the generic form where an accelerator is "
+                            f"available (no fix: the call is not a statement of its own)")
+            else:
+                edits.extend(guard)
+                shown = f"if torch.accelerator.is_available(): {shown}"
+        if edits is not None:
+            fix = make_fix(facts, f"Use `{shown}`", edits, expr, safe=entry.safe)
+            message += f"; use `{shown}`"
     elif entry is not None and entry.replacement:
         since = ".".join(map(str, entry.since)) if entry.since else "?"
-        message += (f"; `{entry.replacement}` needs torch >= {since} (target-torch is "
+        message += (f"; `{entry.callee()}` needs torch >= {since} (target-torch is "
                     f"{target[0]}.{target[1]})")
     return rule.diagnostic(facts, (s, e), message, fix)
+
+
+_AVAILABILITY = ("torch.cuda.is_available", "torch.accelerator.is_available")
+
+
+def _availability_guard(facts, call, local):
+    """Edits that make `call` run only where an accelerator is available: none when it already
+    stands under `if torch.accelerator.is_available():` (or `torch.cuda.is_available()`, which
+    DL401 rewrites to it), else `if torch.accelerator.is_available():` written around the
+    statement. None when the call is not a statement of its own on its lines."""
+    if call is None:
+        return None
+    stmt = facts.tree_parent(call)
+    if not isinstance(stmt, ast.Expr) or stmt.value is not call:
+        return None
+    cur = stmt
+    while True:
+        par = facts.tree_parent(cur)
+        if par is None or isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                           ast.ClassDef, ast.Module, ast.Lambda)):
+            break
+        if isinstance(par, ast.If) and any(st is cur for st in par.body):
+            tests = par.test.values if isinstance(par.test, ast.BoolOp) and \
+                isinstance(par.test.op, ast.And) else [par.test]
+            for t in tests:
+                if isinstance(t, ast.Call) and facts.qualname(t.func) in _AVAILABILITY:
+                    return []
+        cur = par
+    loc = facts.locator
+    row = stmt.lineno
+    line_start = loc.line_start(row)
+    start, _ = facts.span(stmt)
+    indent = facts.text[line_start:start]
+    if indent.strip():
+        return None  # `if x: torch.cuda.empty_cache()` on one line
+    nl = newline_of(facts.text)
+    unit = "    " if "\t" not in indent else "\t"
+    return [Edit(start, start, f"if {local}.accelerator.is_available():{nl}{indent}{unit}")]
 
 
 _SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless")

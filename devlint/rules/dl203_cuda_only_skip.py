@@ -83,13 +83,11 @@ class CudaOnlySkip(Rule):
             fixable = True
             for n, q in refs:
                 entry = best_entry(table.get(q, ()), target)
-                if entry is None or not entry.available_for(target):
+                if entry is None or not entry.available_for(target) or entry.guard:
                     fixable = False
                     break
-                repl = entry.replacement
-                local = facts.torch_name() or "torch"
                 s, e = facts.span(n)
-                edits.append(Edit(s, e, local + repl[len("torch"):]))
+                edits.append(Edit(s, e, entry.callee(facts.torch_name() or "torch")))
             fix = None
             if fixable and facts.torch_name():
                 fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)", edits, ())

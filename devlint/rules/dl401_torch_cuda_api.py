@@ -38,7 +38,13 @@ class TorchCudaApi(Rule):
     ## Fix
     The replacement comes from the table in `devlint/data/torch_api.toml`, each entry with the
     first torch release that has it; `target-torch` (default 2.6) decides whether the fix is
-    offered. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
+    offered. Where `torch.accelerator` lacks the API at the target, the table may name the
+    device module's function instead, `torch.get_device_module().X` (torch >= 2.4: the current
+    accelerator's module, `torch.cuda` on CUDA): RNG state (`get_rng_state`, `set_rng_state`,
+    `initial_seed`), `reset_peak_memory_stats`, `mem_get_info`, `empty_cache`. A call that is a
+    silent no-op without CUDA (`empty_cache`, `set_rng_state`) is fixed only as a statement of
+    its own, run under `if torch.accelerator.is_available():` so that a machine without an
+    accelerator still does nothing. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
     (DL106 rewrites the whole choice). A test's `mock.patch("torch.cuda.empty_cache", ...)` /
     `monkeypatch.setattr("torch.cuda.empty_cache", ...)` names the API as a string: once the
     code under test calls `torch.accelerator.empty_cache`, the patch no longer intercepts it,
@@ -71,6 +77,12 @@ class TorchCudaApi(Rule):
         Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
         # no generic form: the patch stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
+        # already the device module's function
+        Valid("import torch\ns = torch.get_device_module().get_rng_state()\n"),
+        Valid("import torch\nif torch.accelerator.is_available():\n"
+              "    torch.get_device_module().empty_cache()\n"),
+        # a patch of an API whose generic form is a device module's function stays
+        Valid('from unittest.mock import patch\npatch("torch.cuda.get_rng_state", f)\n'),
     ]
     invalid = [
         Invalid("import torch\ntorch.cuda.synchronize()\n",
@@ -85,6 +97,24 @@ class TorchCudaApi(Rule):
                 "import torch\nlaunch(gpus_per_node=torch.accelerator.device_count)\n"),
         Invalid("import torch\nn = torch.cuda.device_count()\n",
                 "import torch\nn = torch.accelerator.device_count()\n"),
+        # torch.accelerator lacks the API at the target: the device module's function
+        Invalid("import torch\ns = torch.cuda.get_rng_state()\n",
+                "import torch\ns = torch.get_device_module().get_rng_state()\n"),
+        Invalid("import torch\n\n\ndef f():\n    torch.cuda.reset_peak_memory_stats()\n",
+                "import torch\n\n\ndef f():\n    torch.get_device_module().reset_peak_memory_stats()\n"),
+        # a no-op without CUDA stays one: the call runs only where an accelerator is available
+        Invalid("import torch\n\n\ndef f():\n    torch.cuda.empty_cache()  # free\n",
+                "import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n"
+                "        torch.get_device_module().empty_cache()  # free\n"),
+        Invalid("import torch\n\n\ndef f(s):\n    torch.cuda.set_rng_state(s)\n",
+                "import torch\n\n\ndef f(s):\n    if torch.accelerator.is_available():\n"
+                "        torch.get_device_module().set_rng_state(s)\n"),
+        # ... or already does, through the availability test DL401 rewrites too
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n",
+                "import torch\nif torch.accelerator.is_available():\n"
+                "    torch.get_device_module().empty_cache()\n", count=2),
+        # not a statement of its own: flagged, no fix
+        Invalid("import torch\nif x: torch.cuda.empty_cache()\n", None),
         Invalid('from unittest.mock import patch\n\nwith patch("torch.cuda.synchronize", f):\n'
                 '    run()\n',
                 'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'
@@ -110,8 +140,9 @@ class TorchCudaApi(Rule):
             if callee not in _PATCHERS or skipped(facts, node, api=True, guards=False):
                 continue
             entry = best_entry(table.get(node.value, ()), target)
-            if entry is None or not entry.available_for(target) or entry.kind != "call":
-                continue
+            if entry is None or not entry.available_for(target) or entry.kind != "call" \
+                    or entry.member:
+                continue  # a patch names a function; `get_device_module().X` is none
             s, e = facts.span(node)
             quote = facts.text[s]
             text = f"{quote}{entry.replacement}{quote}"
