@@ -20,7 +20,9 @@ class CudaOnlySkip(Rule):
     Flags test gates that require CUDA: `@pytest.mark.skipif(not torch.cuda.is_available(),
     ...)`, `skipif(torch.cuda.device_count() < 2, ...)`, `unittest.skipIf/skipUnless(...)` on
     the same tests, `pytestmark = pytest.mark.skipif(...)`, and `@requires_cuda`-style
-    decorators.
+    decorators; and gates on a device-holding name compared with "cuda"
+    (`@unittest.skipIf(torch_device != "cuda", ...)`, `skipUnless(device == "cuda")`), unless
+    the condition names another device type too.
 
     ## Why is this bad?
     The tests are skipped on every non-CUDA accelerator, so a port to XPU, NPU or MPS passes CI
@@ -40,7 +42,8 @@ class CudaOnlySkip(Rule):
 
     ## Fix
     The `torch.cuda` queries in the gate become their `torch.accelerator` forms (from the version
-    table). Gates on platform queries (`current_platform.is_cuda()`) are deliberate and not
+    table); `torch_device != "cuda"` becomes `torch_device == "cpu"` (skip only where no
+    accelerator runs the test). Gates on platform queries (`current_platform.is_cuda()`) are deliberate and not
     flagged; named decorators (`@requires_cuda`) are flagged without a fix.
 
     ## Fix safety
@@ -57,6 +60,17 @@ class CudaOnlySkip(Rule):
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
         Valid("import pytest, torch\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
+        # several backends named: a ladder, not a CUDA-only gate
+        Valid("import unittest\n@unittest.skipIf(torch_device not in ('cuda', 'xpu'), 'gpu')\n"
+              "def test_x():\n    pass\n"),
+        Valid("import unittest\n@unittest.skipIf(torch_device != 'cuda' and torch_device != 'xpu', "
+              "'gpu')\ndef test_x():\n    pass\n"),
+        # skips CUDA only: runs everywhere else
+        Valid("import unittest\n@unittest.skipIf(torch_device == 'cuda', 'not on cuda')\n"
+              "def test_x():\n    pass\n"),
+        # not a device
+        Valid("import unittest\n@unittest.skipIf(backend != 'cuda', 'kernel')\ndef test_x():\n"
+              "    pass\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
@@ -64,6 +78,18 @@ class CudaOnlySkip(Rule):
         Invalid("import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.cuda.device_count() < 2, reason='2 gpus')\n",
                 "import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.accelerator.device_count() < 2, reason='2 gpus')\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+        Invalid("import unittest\n@unittest.skipIf(torch_device != 'cuda', 'gpu')\ndef test_x():\n"
+                "    pass\n",
+                "import unittest\n@unittest.skipIf(torch_device == 'cpu', 'gpu')\ndef test_x():\n"
+                "    pass\n"),
+        Invalid('import pytest\n@pytest.mark.skipif(\n    torch_device != "cuda" or not has_accelerate(),\n'
+                '    reason="offload")\ndef test_x():\n    pass\n',
+                'import pytest\n@pytest.mark.skipif(\n    torch_device == "cpu" or not has_accelerate(),\n'
+                '    reason="offload")\ndef test_x():\n    pass\n'),
+        Invalid("import unittest\n@unittest.skipUnless(self_device.type == 'cuda', 'gpu')\n"
+                "def test_x():\n    pass\n",
+                "import unittest\n@unittest.skipUnless(self_device.type != 'cpu', 'gpu')\n"
+                "def test_x():\n    pass\n"),
     ]
 
     def check(self, facts):
@@ -77,10 +103,18 @@ class CudaOnlySkip(Rule):
             if name not in _SKIPS or not call.args:
                 continue
             refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
-            if not refs:
+            compares = _device_compares(call.args[0], skip_when=name != "skipUnless")
+            if not refs and not compares:
                 continue
             edits = []
             fixable = True
+            for cmp, op in compares:
+                # `torch_device != "cuda"` -> `torch_device == "cpu"`: skip only without an
+                # accelerator
+                cs, e = facts.span(cmp.comparators[0])
+                quote = facts.text[cs] if facts.text[cs] in "'\"" else '"'
+                left_end = facts.span(cmp.left)[1]
+                edits.append(Edit(left_end, e, f" {op} {quote}cpu{quote}"))
             for n, q in refs:
                 entry = best_entry(table.get(q, ()), target)
                 if entry is None or not entry.available_for(target) or entry.guard:
@@ -89,7 +123,7 @@ class CudaOnlySkip(Rule):
                 s, e = facts.span(n)
                 edits.append(Edit(s, e, entry.callee(facts.torch_name() or "torch")))
             fix = None
-            if fixable and facts.torch_name():
+            if fixable and (facts.torch_name() or not refs):
                 fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)", edits, ())
             yield self.diagnostic(facts, call, "Test gate skips every non-CUDA accelerator", fix)
         for stmt in facts.tree.body if facts.tree else ():
@@ -100,6 +134,41 @@ class CudaOnlySkip(Rule):
                 if _GATE_NAME.match(nm):
                     yield self.diagnostic(facts, d, f"`@{facts.source(d)}` skips every non-CUDA "
                                           "accelerator")
+
+
+_OTHER_DEVICE_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla", "tpu",
+                       "neuron", "privateuseone"}
+
+
+def _devicey(expr) -> bool:
+    """`torch_device`, `device`, `self.device_type`, `x.device.type`: a name that holds a
+    device (or its type), by the word `device` in it."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "type":
+        expr = expr.value
+    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+    return "device" in name.lower()
+
+
+def _device_compares(cond, skip_when: bool) -> list:
+    """(`X != "cuda"` compare, the operator of its generic form) for each comparison of a
+    device-holding name with "cuda" that makes the gate skip every other device: `!=` in a
+    skipif/skipIf condition (directly or as one operand of `or`), `==` in a skipUnless one (or
+    an operand of `and`). A condition that names another device type anywhere is a ladder or
+    a table of backends, and not reported."""
+    for n in ast.walk(cond):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) \
+                and n.value.split(":")[0] in _OTHER_DEVICE_TYPES:
+            return []
+    want, joiner = (ast.NotEq, ast.Or) if skip_when else (ast.Eq, ast.And)
+    operands = cond.values if isinstance(cond, ast.BoolOp) and isinstance(cond.op, joiner) \
+        else [cond]
+    out = []
+    for c in operands:
+        if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], want) \
+                and isinstance(c.comparators[0], ast.Constant) \
+                and c.comparators[0].value == "cuda" and _devicey(c.left):
+            out.append((c, "==" if skip_when else "!="))
+    return out
 
 
 def _inside(facts, node, root) -> bool:
