@@ -29,9 +29,45 @@ _RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
 _RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA"})
 
 
+# a name saying it moves data to CUDA or gets/sets CUDA state (`_tensors_to_cuda`,
+# `_set_cuda_rng_state`) names the hardcoding itself, which has a generic form, not a CUDA-only
+# stack: the bare word `cuda` in such a name exempts nothing, unless the scope reaches into
+# torch.cuda internals that have no generic form (`torch.cuda.default_generators`)
+_CUDA_ACCESSOR_NAME = re.compile(r"(^|_)(to|get|set)_cuda(_|$)")
+
+
+def _uses_cuda_only_api(scope) -> bool:
+    """The scope reaches into `torch.cuda` beyond the APIs the table gives a generic form
+    (`torch.cuda.default_generators`, `torch.cuda.random.get_rng_state`, `_lazy_init`)."""
+    from devlint.profiles.torch_api import load_table
+
+    generic = {e.name for e in load_table() if e.replacement}
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Name) and n.id == "_lazy_init":
+            return True
+        if not isinstance(n, ast.Attribute):
+            continue
+        parts, cur = [n.attr], n.value
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if isinstance(cur, ast.Name):
+            parts.append(cur.id)
+        dotted = ".".join(reversed(parts))
+        if dotted.startswith("torch.cuda.") and dotted.count(".") >= 2 \
+                and dotted not in generic and not any(g.startswith(dotted + ".")
+                                                      for g in generic):
+            return True
+    return False
+
+
 def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
     name = scope.name.lower()
     m = _VENDOR_NAME.search(name)
+    if m and m.group(0) == "cuda" and _CUDA_ACCESSOR_NAME.search(name) \
+            and not _VENDOR_NAME.search(_CUDA_ACCESSOR_NAME.sub("_", name)) \
+            and not _uses_cuda_only_api(scope):
+        m = None
     if m and not name.startswith("test"):
         return Reason(_P, f"`{scope.name}` names `{m.group(0)}`",
                           path, scope.lineno)

@@ -58,6 +58,8 @@ class CudaMethod(Rule):
         Valid("import torch\nn = torch.cuda.device_count()\n"),
         Valid("class A:\n    def cuda(self):\n        return self\n"),
         Valid("x = x.cuda  # the bound method, not a call\n"),
+        # a function named for a CUDA-only stack is CUDA-only
+        Valid("def launch_cuda_kernel(x):\n    return x.cuda()\n"),
     ]
     invalid = [
         Invalid("import torch\nx = torch.ones(2).cuda()\n",
@@ -69,6 +71,9 @@ class CudaMethod(Rule):
         Invalid("x = load()['t'].cuda()\n",
                 "from vllm.platforms import current_platform\n"
                 "x = load()['t'].to(current_platform.device_type)\n", profile="vllm"),
+        # a name saying it moves data to CUDA names the hardcoding, not a CUDA-only stack
+        Invalid("def _tensors_to_cuda(args, device):\n    return [x.cuda() for x in args]\n",
+                "def _tensors_to_cuda(args, device):\n    return [x.to(device) for x in args]\n"),
         Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.cuda()\n",
                 "def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n"),
     ]

@@ -7,6 +7,7 @@ from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._api_table import table_findings, target_of
+from devlint.analysis.infer import infer_device
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -17,7 +18,8 @@ class TorchCudaApi(Rule):
     Flags `torch.cuda` functions that have a device-generic `torch.accelerator` equivalent:
     `synchronize`, `device_count`, `is_available`, `current_device`, `set_device`,
     `empty_cache`, the `memory_*` statistics, `current_stream`, `set_stream`,
-    `torch.cuda.device(i)`; through any import alias (`import torch as th`,
+    `torch.cuda.device(i)`, the RNG state; the legacy typed constructors
+    (`torch.cuda.FloatTensor([x])`); through any import alias (`import torch as th`,
     `from torch import cuda`, `from torch.cuda import synchronize`).
 
     ## Why is this bad?
@@ -77,6 +79,9 @@ class TorchCudaApi(Rule):
         Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
         # no generic form: the patch stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
+        # a type test, not a construction
+        Valid("import torch\nok = isinstance(x, torch.cuda.FloatTensor)\n"),
+        Valid("import torch\nt = torch.tensor([0.5], dtype=torch.float32, device=device)\n"),
         # already the device module's function
         Valid("import torch\ns = torch.get_device_module().get_rng_state()\n"),
         Valid("import torch\nif torch.accelerator.is_available():\n"
@@ -113,6 +118,15 @@ class TorchCudaApi(Rule):
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n",
                 "import torch\nif torch.accelerator.is_available():\n"
                 "    torch.get_device_module().empty_cache()\n", count=2),
+        # legacy typed constructors
+        Invalid("import torch\n\n\ndef norm(total, device):\n"
+                "    return torch.cuda.FloatTensor([float(total)])\n",
+                "import torch\n\n\ndef norm(total, device):\n"
+                "    return torch.tensor([float(total)], dtype=torch.float32, device=device)\n"),
+        Invalid("import torch\n\n\ndef buf(device):\n    return torch.cuda.IntTensor(2, 3)\n",
+                "import torch\n\n\ndef buf(device):\n"
+                "    return torch.empty((2, 3), dtype=torch.int32, device=device)\n"),
+        Invalid("import torch\nt = torch.cuda.LongTensor(values)\n", None),
         # not a statement of its own: flagged, no fix
         Invalid("import torch\nif x: torch.cuda.empty_cache()\n", None),
         Invalid('from unittest.mock import patch\n\nwith patch("torch.cuda.synchronize", f):\n'
@@ -124,6 +138,50 @@ class TorchCudaApi(Rule):
     def check(self, facts):
         yield from table_findings(self, facts)
         yield from self._patched_names(facts)
+        yield from self._legacy_tensor_types(facts)
+
+    def _legacy_tensor_types(self, facts):
+        """`torch.cuda.FloatTensor([x])`: the legacy typed constructors pin the device in the
+        type's name. A single list or tuple display becomes `torch.tensor(data, dtype=...,
+        device=...)`, integer sizes `torch.empty(sizes, dtype=..., device=...)`; any other
+        argument (a variable may be data, a size or a storage) is flagged without a fix."""
+        if facts.cuda_alike:
+            return
+        for node, qual in facts.torch_refs:
+            dtype = _LEGACY_TYPES.get(qual)
+            if dtype is None:
+                continue
+            call = facts.get_parent(node)
+            if not (isinstance(call, ast.Call) and call.func is node):
+                continue  # `isinstance(x, torch.cuda.FloatTensor)`, a type test
+            if skipped(facts, node, api=True):
+                continue
+            s, e = facts.span(node)
+            old = facts.text[s:e]
+            fix = None
+            torch_local = facts.torch_name()
+            if torch_local is not None and not call.keywords:
+                factory = None
+                if len(call.args) == 1 and isinstance(call.args[0], (ast.List, ast.Tuple)):
+                    factory = "tensor"
+                elif call.args and all(isinstance(a, ast.Constant) and type(a.value) is int
+                                       for a in call.args):
+                    factory = "empty"
+                if factory is not None:
+                    dev = infer_device(facts, call, "device")
+                    if dev is not None:
+                        args = ", ".join(facts.source(a) for a in call.args)
+                        if factory == "empty" and len(call.args) > 1:
+                            args = f"({args})"
+                        text = (f"{torch_local}.{factory}({args}, dtype={torch_local}.{dtype}, "
+                                f"device={dev.text})")
+                        cs, ce = facts.span(call)
+                        fix = make_fix(facts, f"Use `{torch_local}.{factory}(..., dtype="
+                                       f"{torch_local}.{dtype}, device=...)`",
+                                       [Edit(cs, ce, text)], dev, safe=False)
+            yield self.diagnostic(facts, (s, e), f"`{old}` builds a CUDA tensor; use "
+                                  f"`torch.tensor`/`torch.empty` with `dtype=torch.{dtype}` and a "
+                                  f"device", fix)
 
     def _patched_names(self, facts):
         """`patch("torch.cuda.empty_cache", ...)`: the dotted name of an API the table maps."""
@@ -153,6 +211,13 @@ class TorchCudaApi(Rule):
 
 
 _PATCHERS = {"patch", "setattr"}
+
+# the legacy CUDA tensor types and their dtypes (torch/cuda/__init__.py defines them as
+# `_LegacyStorage`-backed classes; docs: "Tensor type" table of torch.Tensor)
+_LEGACY_TYPES = {f"torch.cuda.{name}Tensor": dtype for name, dtype in (
+    ("Float", "float32"), ("Double", "float64"), ("Half", "float16"), ("BFloat16", "bfloat16"),
+    ("Byte", "uint8"), ("Char", "int8"), ("Short", "int16"), ("Int", "int32"),
+    ("Long", "int64"), ("Bool", "bool"))}
 
 
 RULE = TorchCudaApi
