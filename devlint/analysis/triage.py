@@ -23,6 +23,7 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
         tree = ast.parse(text, filename=path)
     aliases: dict = {}
     collect_imports(tree.body, aliases)
+    _star_torch(tree, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
     facts.cuda_only = (_cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
@@ -36,3 +37,29 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     return facts
 
 
+
+
+def _star_torch(tree, aliases: dict) -> None:
+    """`from .llama import *` then `torch.cuda.empty_cache()`: a module that uses the name
+    `torch` without binding it anywhere gets it from its star import (the only other source
+    would be builtins), and no package but torch is imported as `torch`."""
+    if "torch" in aliases or not any(isinstance(st, ast.ImportFrom)
+                                     and any(a.name == "*" for a in st.names)
+                                     for st in tree.body):
+        return
+    used = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == "torch":
+            if not isinstance(n.ctx, ast.Load):
+                return
+            used = True
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and n.name == "torch":
+            return
+        elif isinstance(n, ast.arg) and n.arg == "torch":
+            return
+        elif isinstance(n, (ast.Import, ast.ImportFrom)) \
+                and any((a.asname or a.name.split(".")[0]) == "torch" for a in n.names):
+            return
+    if used:
+        aliases["torch"] = "torch"

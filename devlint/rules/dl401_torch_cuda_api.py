@@ -79,6 +79,8 @@ class TorchCudaApi(Rule):
         Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
         # no generic form: the patch stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
+        # `torch` bound here (not by the star import): not torch's
+        Valid("from .common import *\ntorch = Runtime()\ntorch.cuda.synchronize()\n"),
         # a type test, not a construction
         Valid("import torch\nok = isinstance(x, torch.cuda.FloatTensor)\n"),
         Valid("import torch\nt = torch.tensor([0.5], dtype=torch.float32, device=device)\n"),
@@ -118,6 +120,9 @@ class TorchCudaApi(Rule):
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n",
                 "import torch\nif torch.accelerator.is_available():\n"
                 "    torch.get_device_module().empty_cache()\n", count=2),
+        # `torch` used but never bound: it comes from the star import
+        Invalid("from .llama import *\n\n\ndef f():\n    torch.cuda.synchronize()\n",
+                "from .llama import *\n\n\ndef f():\n    torch.accelerator.synchronize()\n"),
         # legacy typed constructors
         Invalid("import torch\n\n\ndef norm(total, device):\n"
                 "    return torch.cuda.FloatTensor([float(total)])\n",
