@@ -5,6 +5,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix, role_expr
+from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -16,7 +17,10 @@ class CudaOrCpuFallback(Rule):
     ## What it does
     Flags the "CUDA if available, else CPU" idiom: `"cuda" if torch.cuda.is_available() else
     "cpu"`, its `torch.device(...)` form, and the same choice made on a platform query
-    (`"cuda" if current_platform.is_cuda() else None`).
+    (`"cuda" if current_platform.is_cuda() else None`); also where the CUDA arm holds "cuda"
+    in a list or a call (`["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]`,
+    `os.environ.get("DEV", "cuda") if torch.cuda.is_available() else "cpu"`): there the test
+    becomes `torch.accelerator.is_available()` and each "cuda" the device type.
 
     ## Why is this bad?
     On an XPU, NPU or MPS machine the test is false and the code silently runs on the CPU:
@@ -55,6 +59,10 @@ class CudaOrCpuFallback(Rule):
         Valid('d = "cuda" if is_cuda_alike() else "xpu"\n'),
         Valid('import torch\nn = 2 if torch.cuda.is_available() else 1\n'),
         Valid('d = "cpu" if args.cpu else "xpu"\n'),
+        # several backends listed: a table, not a CUDA-or-CPU choice
+        Valid('import torch\nDEVICES = ["cpu", "cuda", "xpu"] if torch.cuda.is_available() else ["cpu"]\n'),
+        # the other arm is not the CPU
+        Valid('import torch\nd = ["cuda"] if torch.cuda.is_available() else ["xpu"]\n'),
     ]
     invalid = [
         Invalid('import torch\nd = "cuda" if torch.cuda.is_available() else "cpu"\n',
@@ -70,6 +78,16 @@ class CudaOrCpuFallback(Rule):
                 'CUDA_DEVICE = current_platform.device_type\n', profile="vllm"),
         Invalid('import torch\nd = torch.device("cuda" if args.gpu else "cpu")\n',
                 'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type if args.gpu else "cpu")\n'),
+        # the CUDA arm holds "cuda" inside a list or a call
+        Invalid('import torch\nDEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])\n',
+                'import torch\nfrom vllm.platforms import current_platform\n'
+                'DEVICES = ["cpu"] + ([current_platform.device_type] if '
+                'torch.accelerator.is_available() else [])\n', profile="vllm"),
+        Invalid('import os\nimport torch\n'
+                'DEVICE = os.environ.get("TEST_DEVICE", "cuda") if torch.cuda.is_available() else "cpu"\n',
+                'import os\nimport torch\nfrom vllm.platforms import current_platform\n'
+                'DEVICE = os.environ.get("TEST_DEVICE", current_platform.device_type) if '
+                'torch.accelerator.is_available() else "cpu"\n', profile="vllm"),
         Invalid('import torch\nd = "cpu" if not torch.cuda.is_available() else "cuda"\n',
                 'import torch\nd = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
     ]
@@ -87,7 +105,12 @@ class CudaOrCpuFallback(Rule):
             cuda_arm, other = (node.body, node.orelse) if sense > 0 else (node.orelse, node.body)
             kind = _cuda_value(facts, cuda_arm)
             fallback = _fallback(facts, other)
-            if kind is None or fallback is False:
+            if kind is None:
+                found = self._nested(facts, node, cuda_arm, other)
+                if found is not None:
+                    yield found
+                continue
+            if fallback is False:
                 continue
             if skipped(facts, node):
                 continue
@@ -98,6 +121,41 @@ class CudaOrCpuFallback(Rule):
             yield self.diagnostic(facts, node, "Falls back to the CPU on every non-CUDA "
                                   "accelerator", fix)
 
+
+    def _nested(self, facts, node, cuda_arm, other):
+        """`["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]`,
+        `os.environ.get("DEV", "cuda") if torch.cuda.is_available() else "cpu"`: the CUDA arm
+        holds "cuda" inside a list, tuple or call, the other arm is the CPU (or a list of
+        devices without CUDA). The test becomes the accelerator's and each "cuda" the
+        profile's device type."""
+        if not isinstance(cuda_arm, (ast.List, ast.Tuple, ast.Call)):
+            return None
+        if not (_fallback(facts, other) == "cpu" or _device_list_without_cuda(other)):
+            return None
+        literals = [n for n in ast.walk(cuda_arm)
+                    if isinstance(n, ast.Constant) and n.value == "cuda"]
+        if not literals or any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                               and n.value.split(":")[0] in _OTHER_TYPES
+                               for n in ast.walk(cuda_arm)):
+            return None
+        test = node.test.operand if isinstance(node.test, ast.UnaryOp) else node.test
+        if not (isinstance(test, ast.Call)
+                and facts.qualname(test.func) == "torch.cuda.is_available"):
+            return None
+        if skipped(facts, node):
+            return None
+        t = role_expr(facts, "device-type")
+        edits = [Edit(*facts.span(n), t.text) for n in literals]
+        fix = None
+        entry = best_entry(entries_by_name("DL401").get("torch.cuda.is_available", ()),
+                           facts.settings.target_torch_tuple(facts.profile))
+        torch_local = facts.torch_name()
+        if entry is not None and entry.available_for(
+                facts.settings.target_torch_tuple(facts.profile)) and torch_local:
+            edits.append(Edit(*facts.span(test.func), entry.callee(torch_local)))
+            fix = make_fix(facts, f"Use `{entry.callee()}` and `{t.text}`", edits, t)
+        return self.diagnostic(facts, node, "Falls back to the CPU on every non-CUDA "
+                               "accelerator", fix)
 
     def _user_choice(self, facts, node):
         """`"cuda" if args.use_gpu else "cpu"`: the choice is the user's, the device type is not
@@ -137,6 +195,15 @@ def _cuda_value(facts, node):
             and node.args[0].value == "cuda":
         return "object"
     return None
+
+
+_OTHER_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla"}
+
+
+def _device_list_without_cuda(node) -> bool:
+    """`["cpu"]`, `[]`, `("cpu",)`: a display of CPU devices only."""
+    return isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and e.value == "cpu" for e in node.elts)
 
 
 def _fallback(facts, node):
