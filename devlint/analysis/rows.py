@@ -36,10 +36,29 @@ def hot_rows(facts: FileFacts) -> list[int]:
     rows = set(_token_rows(TRIGGER_TOKEN, text, starts))
     extra = [name for name, qual in facts.aliases.items()
              if qual.startswith("torch.cuda") and "cuda" not in name.lower()]
+    extra += _nested_cuda_imports(text)
     if extra:
         pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, extra)))
         rows.update(_token_rows(pat, text, starts))
     return sorted(rows)
+
+
+_NESTED_CUDA_IMPORT = re.compile(r"^[ \t]+from[ \t]+torch\.cuda[\w.]*[ \t]+import[ \t]+([^\n#(]+)",
+                                 re.M)
+
+
+def _nested_cuda_imports(text: str) -> list:
+    """Names a function imports from torch.cuda (`from torch.cuda.amp import autocast` inside
+    a method): their uses are hot rows too."""
+    if "from torch.cuda" not in text:
+        return []
+    out = []
+    for m in _NESTED_CUDA_IMPORT.finditer(text):
+        for part in m.group(1).split(","):
+            name = part.split(" as ")[-1].strip()
+            if name.isidentifier() and "cuda" not in name.lower():
+                out.append(name)
+    return out
 
 
 def _token_rows(pattern, text: str, starts: list):
