@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix, role_expr
@@ -22,7 +23,12 @@ class HardcodedDistBackend(Rule):
     `init_process_group(backend="nccl")`, `new_group(ranks, backend="nccl")`, and any
     `backend="nccl"` / `"hccl"` / `"xccl"` argument; `"gloo"` only where it creates the default
     process group (`init_process_group`, `init_distributed_environment`), since a `gloo`
-    side group is the usual, device-independent way to talk on the CPU.
+    side group is the usual, device-independent way to talk on the CPU. Also a device backend
+    chosen by an expression (`"nccl" if torch.cuda.is_available() else "gloo"`, `x or "nccl"`),
+    passed to another library's distributed entry point (`deepspeed.init_distributed(
+    dist_backend="nccl")`: a function named to initialise or set up distributed, process-group
+    or model-parallel communication), or given as the default of a parameter named for a
+    backend (`def init(comm_backend="nccl")`).
 
     ## Why is this bad?
     NCCL exists only for NVIDIA (and, as RCCL, AMD) GPUs. Intel XPU uses `xccl`, Ascend `hccl`,
@@ -64,6 +70,14 @@ class HardcodedDistBackend(Rule):
         Valid('logger.info("using nccl")\n'),
         Valid('cfg = WeightTransferConfig(backend="nccl")\n'),
         Valid('backend = "nccl"\nprint(backend)\n'),
+        # a parameter that is not a backend, a weight-transfer engine's default
+        Valid('def f(name="nccl"):\n    pass\n'),
+        Valid('def transfer(engine_backend=None):\n    pass\n'),
+        # several device backends chosen by a ladder
+        Valid('import torch.distributed as dist\n'
+              'dist.init_process_group("hccl" if is_npu_available() else "nccl")\n'),
+        # an expression of another API
+        Valid('cfg = WeightTransferConfig(backend="nccl" if fast else "gloo")\n'),
     ]
     invalid = [
         Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n',
@@ -77,6 +91,20 @@ class HardcodedDistBackend(Rule):
                 'from vllm.platforms import current_platform\n'
                 'def init():\n    backend = current_platform.dist_backend\n    init_distributed_environment(backend=backend)\n',
                 profile="vllm"),
+        # a parameter default
+        Invalid('def initialize_model_parallel(tp=1, pp_comm_backend: str = "nccl"):\n    pass\n',
+                'from vllm.platforms import current_platform\n'
+                'def initialize_model_parallel(tp=1, pp_comm_backend: str = current_platform.dist_backend):\n'
+                '    pass\n', profile="vllm"),
+        # chosen by an expression
+        Invalid('import torch\nimport torch.distributed as dist\n'
+                'dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")\n',
+                'import torch\nimport torch.distributed as dist\nfrom vllm.platforms import current_platform\n'
+                'dist.init_process_group(backend=current_platform.dist_backend)\n', profile="vllm"),
+        Invalid('import deepspeed\ndeepspeed.init_distributed(dist_backend=args.backend or "nccl")\n',
+                'import deepspeed\nfrom vllm.platforms import current_platform\n'
+                'deepspeed.init_distributed(dist_backend=args.backend or current_platform.dist_backend)\n',
+                profile="vllm"),
         Invalid('import torch.distributed as dist\ng = dist.new_group(ranks, backend="nccl")\n',
                 'import torch.distributed as dist\nfrom vllm.platforms import current_platform\n'
                 'g = dist.new_group(ranks, backend=current_platform.dist_backend)\n', profile="vllm"),
@@ -87,7 +115,24 @@ class HardcodedDistBackend(Rule):
             value = node.value
             if value not in _DEVICE_BACKENDS and value != "gloo":
                 continue
-            par = facts.get_parent(node)
+            par = facts.get_parent(node) or facts.tree_parent(node)
+            if isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and any(
+                    d is node for d in (*par.args.defaults, *par.args.kw_defaults)):
+                # `def init(comm_backend: str = "nccl")`: the default every caller gets
+                if value in _DEVICE_BACKENDS and _backend_parameter(par.args, node) \
+                        and not skipped(facts, node, api=True):
+                    yield self._finding(facts, node, value, default=True)
+                continue
+            top = node
+            while isinstance(par, (ast.IfExp, ast.BoolOp)) and top is not getattr(par, "test", None):
+                # `backend="nccl" if torch.cuda.is_available() else "gloo"`: an expression
+                # chooses the backend; judge where the whole expression goes
+                top, par = par, facts.get_parent(par) or facts.tree_parent(par)
+            if top is not node:
+                found = self._chosen(facts, node, value, top, par)
+                if found is not None:
+                    yield found
+                continue
             if isinstance(par, (ast.Assign, ast.AnnAssign)) and value in _DEVICE_BACKENDS \
                     and par.value is node and _backend_variable(facts, par):
                 # `backend = "nccl"` later handed to init_process_group(backend=backend)
@@ -95,7 +140,7 @@ class HardcodedDistBackend(Rule):
                     yield self._finding(facts, node, value)
                 continue
             if isinstance(par, ast.keyword):
-                if par.arg != "backend":
+                if not _backend_keyword(par.arg):
                     continue
                 call = facts.get_parent(par)
             else:
@@ -113,19 +158,80 @@ class HardcodedDistBackend(Rule):
                 continue
             yield self._finding(facts, node, value)
 
-    def _finding(self, facts, node, value):
+    def _finding(self, facts, node, value, default=False, whole=None):
         expr = role_expr(facts, "dist-backend")
         fix = None
         if expr is not None:
-            s, e = facts.span(node)
+            s, e = facts.span(whole if whole is not None else node)
+            # a parameter default is evaluated once, when the function is defined
             fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, expr.text)], expr,
-                           safe=value == "nccl")
-        return self.diagnostic(facts, node, f"Hardcoded distributed backend "
-                               f"{facts.source(node)}", fix)
+                           safe=value == "nccl" and not default)
+        what = "default distributed backend" if default else "distributed backend"
+        return self.diagnostic(facts, node, f"Hardcoded {what} {facts.source(node)}", fix)
+
+    def _chosen(self, facts, node, value, top, par):
+        """A backend literal inside an expression (`"nccl" if cuda else "gloo"`) that goes to
+        a process-group entry point or a backend variable handed to one."""
+        if value not in _DEVICE_BACKENDS:
+            return None
+        if isinstance(par, ast.keyword):
+            call = facts.get_parent(par) or facts.tree_parent(par)
+            if not (_backend_keyword(par.arg) and isinstance(call, ast.Call)
+                    and _is_group_entry(_callee_name(call))):
+                return None
+        elif isinstance(par, ast.Call):
+            if not (par.args and par.args[0] is top and _is_group_entry(_callee_name(par))):
+                return None
+        elif isinstance(par, (ast.Assign, ast.AnnAssign)):
+            if not (par.value is top and _backend_variable(facts, par)):
+                return None
+        else:
+            return None
+        if skipped(facts, top, api=True):
+            return None
+        names_other = any(isinstance(n, ast.Constant) and isinstance(n.value, str)
+                          and n.value in _DEVICE_BACKENDS and n.value != value
+                          for n in ast.walk(top))
+        if names_other:
+            return None  # a ladder over several device backends
+        # `"nccl" if torch.cuda.is_available() else "gloo"` is the whole platform choice
+        whole = top if isinstance(top, ast.IfExp) and _cpu_fallback(top, node) else None
+        return self._finding(facts, node, value, whole=whole)
+
+
+# a function that starts distributed communication, by its name (`deepspeed.init_distributed`,
+# `setup_distributed`, `initialize_model_parallel`, `init_dist`): its backend keyword picks
+# the collective library
+_DIST_ENTRY = re.compile(r"(?i)^_*(init|initiali[sz]e|setup|launch)_?\w*"
+                         r"(dist|process_group|model_parallel)")
 
 
 def _is_group_entry(name: str) -> bool:
-    return name in _INIT or name in _GROUP or "process_group" in name
+    return name in _INIT or name in _GROUP or "process_group" in name \
+        or bool(_DIST_ENTRY.match(name))
+
+
+def _backend_keyword(arg) -> bool:
+    """`backend=`, `dist_backend=`, `comm_backend=`."""
+    return arg is not None and (arg == "backend" or arg.endswith("_backend"))
+
+
+def _backend_parameter(args: ast.arguments, default) -> bool:
+    """The parameter whose default is `default` has `backend` in its name."""
+    positional = [*args.posonlyargs, *args.args]
+    for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if d is default:
+            return "backend" in a.arg.lower()
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        if d is default:
+            return "backend" in a.arg.lower()
+    return False
+
+
+def _cpu_fallback(ifexp, node) -> bool:
+    """`"nccl" if <test> else "gloo"` (either order): the other arm is gloo."""
+    other = ifexp.orelse if ifexp.body is node else ifexp.body if ifexp.orelse is node else None
+    return isinstance(other, ast.Constant) and other.value == "gloo"
 
 
 def _backend_variable(facts, stmt) -> bool:
