@@ -18,7 +18,10 @@ class CudaVisibleDevices(Rule):
     ## What it does
     Flags `CUDA_VISIBLE_DEVICES` read or written from Python: `os.environ["CUDA_VISIBLE_DEVICES"]`,
     `os.environ.get(...)`, `os.getenv(...)`, `monkeypatch.setenv(...)`, `"CUDA_VISIBLE_DEVICES"
-    in os.environ`, and env dicts (`{"CUDA_VISIBLE_DEVICES": ...}`) passed to subprocesses.
+    in os.environ`, and env dicts (`{"CUDA_VISIBLE_DEVICES": ...}`) passed to subprocesses; also
+    the variable set in any other environment mapping (`env = os.environ.copy();
+    env["CUDA_VISIBLE_DEVICES"] = ...`) or as a keyword (`dict(os.environ,
+    CUDA_VISIBLE_DEVICES="0")`, `env.update(CUDA_VISIBLE_DEVICES=...)`).
 
     ## Why is this bad?
     Each vendor has its own visibility variable (`HIP_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`,
@@ -58,6 +61,8 @@ class CudaVisibleDevices(Rule):
               profile="vllm"),
         Valid('logger.info("CUDA_VISIBLE_DEVICES is set")\n'),
         Valid('DOC = "set CUDA_VISIBLE_DEVICES to choose GPUs"\n'),
+        # a parsed configuration read by its key chooses nothing
+        Valid('gpus = cfg["CUDA_VISIBLE_DEVICES"]\n'),
     ]
     invalid = [
         Invalid('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n',
@@ -67,6 +72,17 @@ class CudaVisibleDevices(Rule):
         Invalid('env = {"CUDA_VISIBLE_DEVICES": "0", "PATH": p}\n',
                 'from vllm.platforms import current_platform\n'
                 'env = {current_platform.device_control_env_var: "0", "PATH": p}\n', profile="vllm"),
+        # an environment mapping other than os.environ: a copy handed to a subprocess
+        Invalid('import os\nimport subprocess\nenv = os.environ.copy()\nenv["CUDA_VISIBLE_DEVICES"] = "1"\n'
+                'subprocess.run(cmd, env=env)\n',
+                'import os\nimport subprocess\nfrom vllm.platforms import current_platform\n'
+                'env = os.environ.copy()\nenv[current_platform.device_control_env_var] = "1"\n'
+                'subprocess.run(cmd, env=env)\n', profile="vllm"),
+        Invalid('import os\nenv = dict(os.environ, CUDA_VISIBLE_DEVICES="0")\n',
+                'import os\nfrom vllm.platforms import current_platform\n'
+                'env = dict(os.environ, **{current_platform.device_control_env_var: "0"})\n',
+                profile="vllm"),
+        Invalid('import os\nenv = dict(os.environ, CUDA_VISIBLE_DEVICES="0")\n', None),
         Invalid('def t(monkeypatch):\n    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")\n',
                 'from vllm.platforms import current_platform\n'
                 'def t(monkeypatch):\n    monkeypatch.setenv(current_platform.device_control_env_var, "1")\n',
@@ -74,6 +90,7 @@ class CudaVisibleDevices(Rule):
     ]
 
     def check(self, facts):
+        yield from self._keywords(facts)
         for node in facts.strings:
             if node.value != "CUDA_VISIBLE_DEVICES" or not _is_env_use(facts, node):
                 continue
@@ -91,10 +108,37 @@ class CudaVisibleDevices(Rule):
             yield self.diagnostic(facts, node, "`CUDA_VISIBLE_DEVICES` only selects NVIDIA GPUs",
                                   fix)
 
+    def _keywords(self, facts):
+        """`dict(os.environ, CUDA_VISIBLE_DEVICES="0")`, `env.update(CUDA_VISIBLE_DEVICES=g)`:
+        the variable as a keyword of a call building an environment."""
+        for call in facts.calls:
+            for kw in call.keywords:
+                if kw.arg != "CUDA_VISIBLE_DEVICES" or skipped(facts, call, api=True):
+                    continue
+                expr = role_expr(facts, "visibility-env")
+                fix = None
+                if expr is not None:
+                    s, e = facts.span(kw)
+                    text = f"**{{{expr.text}: {facts.source(kw.value)}}}"
+                    fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, text)], expr)
+                else:
+                    fix = Fix(Applicability.DISPLAY_ONLY, _DISPLAY, ())
+                s, _ = facts.span(kw)
+                yield self.diagnostic(facts, (s, s + len("CUDA_VISIBLE_DEVICES")),
+                                      "`CUDA_VISIBLE_DEVICES` only selects NVIDIA GPUs", fix)
+
+
+_DISPLAY = ("Choose the variable per vendor: CUDA_VISIBLE_DEVICES (NVIDIA), HIP_VISIBLE_DEVICES "
+            "(AMD), ZE_AFFINITY_MASK (Intel XPU), ASCEND_RT_VISIBLE_DEVICES (Ascend)")
+
 
 def _is_env_use(facts, node) -> bool:
     par = facts.get_parent(node)
     if isinstance(par, ast.Subscript) and par.slice is node:
+        if not isinstance(par.ctx, ast.Load):
+            # `env["CUDA_VISIBLE_DEVICES"] = ...`: setting the variable in an environment
+            # mapping (a copy of os.environ handed to a subprocess) is setting it
+            return True
         return (facts.qualname(par.value) or facts.source(par.value)).endswith("environ")
     if isinstance(par, ast.Call) and par.args and par.args[0] is node:
         if _in_registry_value(facts, par):
