@@ -10,6 +10,7 @@ from devlint.profiles.torch_api import entries_by_name
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
+_DEVICE_MODULE_SINCE = (2, 4)  # torch.get_device_module (docs 2.4)
 _STREAM_CONTEXT_SINCE = (2, 7)  # `with stream:` on a torch.Stream (devlint/data/torch_api.toml)
 
 
@@ -39,7 +40,10 @@ class CudaStreamEvent(Rule):
     ## Fix
     `torch.cuda.Stream`/`Event` become `torch.Stream`/`Event` (constructions and, when the file
     constructs them, annotations); `with torch.cuda.stream(s):` becomes `with s:` (a
-    `torch.Stream` is a context manager from torch 2.7). A bare annotation in a file that only
+    `torch.Stream` is a context manager from torch 2.7); below 2.7, `torch.cuda.stream(s)`
+    becomes the current accelerator module's `torch.get_device_module().stream(s)` (torch
+    >= 2.4; `torch.cuda` on CUDA, `torch.xpu`, `torch.cpu` without an accelerator, where it is a
+    no-op like `torch.cuda.stream` there). A bare annotation in a file that only
     receives streams from elsewhere is not flagged.
 
     ## Fix safety
@@ -73,7 +77,11 @@ class CudaStreamEvent(Rule):
                 "import torch as th\ns = th.Stream(priority=-1)\n"),
         Invalid("import torch\nwith torch.cuda.stream(s):\n    pass\n",
                 "import torch\nwith s:\n    pass\n", profile="vllm"),
-        Invalid("import torch\nwith torch.cuda.stream(s):\n    pass\n", None),  # torch < 2.7
+        # torch < 2.7 (the default target is 2.6): the current accelerator module's stream()
+        Invalid("import torch\nwith torch.cuda.stream(s):\n    pass\n",
+                "import torch\nwith torch.get_device_module().stream(s):\n    pass\n"),
+        Invalid("import torch\nctx = nullcontext() if s is None else torch.cuda.stream(s)\n",
+                "import torch\nctx = nullcontext() if s is None else torch.get_device_module().stream(s)\n"),
     ]
 
     def check(self, facts):
@@ -105,6 +113,13 @@ class CudaStreamEvent(Rule):
                 s, e = facts.span(call)
                 fix = make_fix(facts, f"Enter the stream itself: `with {arg}:`",
                                [Edit(s, e, arg)], (), safe=False)
+            elif target >= _DEVICE_MODULE_SINCE and facts.torch_name():
+                # before `with s:` (2.7): the current accelerator's own `stream(s)`
+                # (torch.get_device_module, 2.4); unsafe: torch.mps has no `stream`, and a
+                # torch.Stream passed to a backend's StreamContext needs a human look
+                repl = f"{facts.torch_name()}.get_device_module().stream"
+                s, e = facts.span(node)
+                fix = make_fix(facts, f"Use `{repl}`", [Edit(s, e, repl)], (), safe=False)
             yield self.diagnostic(facts, call, f"`{facts.source(call)}` is CUDA-only", fix)
 
 
