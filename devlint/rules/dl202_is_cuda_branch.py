@@ -62,6 +62,10 @@ class IsCudaBranch(Rule):
         # the assigned test in a CUDA-only function
         Valid('def setup_nccl(cfg, n):\n    is_gpu = cfg.device_type == "cuda"\n'
               '    if is_gpu and n > 8:\n        enable_chunking()\n'),
+        # the CUDA branch of a negated test holds CUDA-only code; a rejection
+        Valid('def f(w):\n    if not w.is_cuda:\n        w = slow(w)\n    else:\n'
+              '        w = fused_cuda_kernel(w)\n'),
+        Valid('def f(w):\n    if not w.is_cuda:\n        raise ValueError("needs CUDA")\n'),
         # the assigned test only guards CUDA-only code
         Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
               '        torch.cuda.nvtx.range_push("x")\n'),
@@ -79,6 +83,12 @@ class IsCudaBranch(Rule):
                 "        self.stream = torch.Stream()\n"),
         Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n',
                 'def f(cfg, eager):\n    if cfg.device_type != "cpu" and eager:\n        warn_slow()\n'),
+        # the negated test: off CUDA means the CPU path
+        Invalid('def f(w):\n    on_cpu = False\n    if not w.is_cuda:\n        on_cpu = True\n',
+                'def f(w):\n    on_cpu = False\n    if w.device.type == "cpu":\n        on_cpu = True\n'),
+        Invalid('def f(w):\n    if not w.is_cuda:\n        w = w.contiguous()\n',
+                'def f(w):\n    if not (w.is_cuda or w.is_xpu):\n        w = w.contiguous()\n',
+                profile="vllm"),
         Invalid('def f(x, y):\n    if x.device.type == "cuda":\n        y = y.pin_memory()\n',
                 'def f(x, y):\n    if x.is_cuda or x.is_xpu:\n        y = y.pin_memory()\n',
                 profile="vllm"),
@@ -111,6 +121,10 @@ class IsCudaBranch(Rule):
         for stmt in facts.ifs:
             if skipped(facts, stmt, api=True):
                 continue
+            negated = self._negated(facts, stmt)
+            if negated is not None:
+                yield negated
+                continue
             tests = list(cuda_tests(stmt.test))
             if not tests or guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
                 continue
@@ -130,6 +144,33 @@ class IsCudaBranch(Rule):
                                    [Edit(s, e, text)], expr, safe=False)
                 yield self.diagnostic(facts, test, f"`{facts.source(test)}` picks the CPU path on "
                                       "every non-CUDA accelerator", fix)
+
+    def _negated(self, facts, stmt):
+        """`if not t.is_cuda: weight_on_cpu = True`: the branch taken off CUDA is the CPU
+        path, which every other accelerator takes too. The test becomes `t.device.type ==
+        "cpu"` (the profile's accelerator test, negated). Not where the else-branch (the CUDA
+        one) holds CUDA-only code, nor where the body only rejects the input."""
+        test = stmt.test
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+                and isinstance(test.operand, ast.Attribute) and test.operand.attr == "is_cuda"):
+            return None
+        if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) \
+                or (len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Raise)):
+            return None
+        tensor = facts.source(test.operand.value)
+        expr = role_expr(facts, "accelerator-tensor-test", tensor)
+        fix = None
+        if expr is not None:
+            text = expr.text
+            if text == f'{tensor}.device.type != "cpu"':
+                text = f'{tensor}.device.type == "cpu"'
+            else:
+                text = f"not ({text})"
+            s, e = facts.span(test)
+            fix = make_fix(facts, f"Test for the CPU: `{text}`", [Edit(s, e, text)], expr,
+                           safe=False)
+        return self.diagnostic(facts, test, f"`{facts.source(test)}` sends every non-CUDA "
+                               "accelerator down the CPU path", fix)
 
 
 def _assigned_test_uses(facts, literal, compare):
