@@ -14,7 +14,8 @@ class IsCudaBranch(Rule):
     ## What it does
     Flags `if t.is_cuda:` and `if t.device.type == "cuda":` when the branch chooses behaviour
     that is not CUDA-specific: the body moves tensors, builds masks, picks a code path that
-    works on any accelerator.
+    works on any accelerator. Also the negated test, `if not t.is_cuda:`, whose body is the
+    CPU path (unless the CUDA branch holds CUDA-only code or the body only rejects the input).
 
     ## Why is this bad?
     On XPU, NPU or MPS the test is false and the code takes the CPU path, silently: tensors stay
