@@ -76,6 +76,8 @@ class DeviceLiteralArgument(Rule):
         Valid('p.add_argument("--backend", default="cuda")\n'),
         Valid('x = env_with_choices("KERNEL", "cuda", ["cuda", "triton"])\n'),
         Valid('v = os.getenv("TARGET", "cuda")\n'),
+        # the first argument of a mover is the data
+        Valid('x = to_device("cuda", dev)\n'),
         # the rest of a block after `assert <platform is CUDA>` or `if not ...: return`
         Valid('import torch\n\n\ndef f():\n    assert current_platform.is_cuda()\n'
               '    return torch.empty(4, device="cuda")\n'),
@@ -125,6 +127,9 @@ class DeviceLiteralArgument(Rule):
         Invalid('import pytest\n\n\n@pytest.mark.parametrize("device", ["cuda", "cpu"])\ndef test_x(device):\n    pass\n',
                 'import pytest\nfrom vllm.platforms import current_platform\n\n\n@pytest.mark.parametrize("device", [current_platform.device_type, "cpu"])\ndef test_x(device):\n    pass\n',
                 profile="vllm"),
+        # a mover: the data first, the device next
+        Invalid('def step(data, device):\n    return to_device(data, "cuda", non_blocking=True)\n',
+                'def step(data, device):\n    return to_device(data, device, non_blocking=True)\n'),
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
                 'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
     ]
@@ -220,10 +225,15 @@ def _is_to(call) -> bool:
 
 def _positional_device(facts, call, index: int) -> bool:
     """A positional argument is a device when the callee says so: its name holds "device"
-    (`DeviceConfig("cuda")`, `torch.set_default_device("cuda")`), or the file defines it with
+    (`DeviceConfig("cuda")`, `torch.set_default_device("cuda")`; a mover named `*to_device`
+    takes the data first, the device next: `to_device(batch, "cuda")`), or the file defines it with
     a device parameter at that position (`def _build(dim, device)`)."""
     f = call.func
     name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    if name.lower().endswith("to_device"):
+        # `to_device(batch, "cuda")`, `move_to_device(x, "cuda")`, `send_to_device(...)`: a
+        # mover takes the data first and the device next
+        return index == 1
     if "device" in name.lower() and name != "device":
         return index == 0 or "default" in name.lower() or name[0].isupper()
     params = _local_signature(facts, call)
