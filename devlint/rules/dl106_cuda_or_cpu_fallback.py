@@ -61,6 +61,9 @@ class CudaOrCpuFallback(Rule):
         Valid('d = "cpu" if args.cpu else "xpu"\n'),
         # several backends listed: a table, not a CUDA-or-CPU choice
         Valid('import torch\nDEVICES = ["cpu", "cuda", "xpu"] if torch.cuda.is_available() else ["cpu"]\n'),
+        # one part of a table assembled from several backends
+        Valid('import torch\nDEVICES = (["cuda"] if torch.cuda.is_available() else []) + (\n'
+              '    ["xpu"] if torch.xpu.is_available() else [])\n'),
         # the other arm is not the CPU
         Valid('import torch\nd = ["cuda"] if torch.cuda.is_available() else ["xpu"]\n'),
     ]
@@ -138,6 +141,8 @@ class CudaOrCpuFallback(Rule):
                                and n.value.split(":")[0] in _OTHER_TYPES
                                for n in ast.walk(cuda_arm)):
             return None
+        if _joined_with_other_backends(facts, node):
+            return None  # `(["cuda"] if ... else []) + (["xpu"] if ... else [])`: a table
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) else node.test
         if not (isinstance(test, ast.Call)
                 and facts.qualname(test.func) == "torch.cuda.is_available"):
@@ -198,6 +203,29 @@ def _cuda_value(facts, node):
 
 
 _OTHER_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla"}
+
+
+def _joined_with_other_backends(facts, node) -> bool:
+    """The choice is one part of a sum (`a + b`) of which another part names another device
+    type or asks another backend (`torch.xpu.is_available()`)."""
+    top = node
+    par = facts.get_parent(top) or facts.tree_parent(top)
+    while isinstance(par, ast.BinOp) and isinstance(par.op, ast.Add):
+        top, par = par, facts.get_parent(par) or facts.tree_parent(par)
+    if top is node:
+        return False
+    inside = {id(n) for n in ast.walk(node)}
+    for n in ast.walk(top):
+        if id(n) in inside:
+            continue
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) \
+                and n.value.split(":")[0] in _OTHER_TYPES:
+            return True
+        if isinstance(n, ast.Attribute):
+            q = facts.qualname(n) or ""
+            if any(q.startswith(f"torch.{t}.") for t in _OTHER_TYPES):
+                return True
+    return False
 
 
 def _device_list_without_cuda(node) -> bool:
