@@ -22,7 +22,9 @@ class CudaOnlySkip(Rule):
     the same tests, `pytestmark = pytest.mark.skipif(...)`, and `@requires_cuda`-style
     decorators; and gates on a device-holding name compared with "cuda"
     (`@unittest.skipIf(torch_device != "cuda", ...)`, `skipUnless(device == "cuda")`), unless
-    the condition names another device type too.
+    the condition names another device type too, also requires a CUDA-only library
+    (`is_xformers_available()`; `gate_stacks` and `imports` in `devlint/data/cuda_only.toml`),
+    or is what a gate helper returns (`def require_torch_gpu(t): return skipUnless(...)(t)`).
 
     ## Why is this bad?
     The tests are skipped on every non-CUDA accelerator, so a port to XPU, NPU or MPS passes CI
@@ -71,6 +73,12 @@ class CudaOnlySkip(Rule):
         # not a device
         Valid("import unittest\n@unittest.skipIf(backend != 'cuda', 'kernel')\ndef test_x():\n"
               "    pass\n"),
+        # the test exercises a CUDA-only library's path
+        Valid("import unittest\n@unittest.skipIf(torch_device != 'cuda' or not is_xformers_available(),"
+              " 'xformers')\ndef test_x():\n    pass\n"),
+        # the definition of a project's gate helper: its uses are what a port changes
+        Valid("import unittest\n\n\ndef require_torch_gpu(test_case):\n"
+              "    return unittest.skipUnless(torch_device == 'cuda', 'CUDA')(test_case)\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
@@ -104,6 +112,8 @@ class CudaOnlySkip(Rule):
                 continue
             refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
             compares = _device_compares(call.args[0], skip_when=name != "skipUnless")
+            if compares and (_requires_cuda_stack(call.args[0]) or _gate_helper(facts, call)):
+                compares = []
             if not refs and not compares:
                 continue
             edits = []
@@ -169,6 +179,41 @@ def _device_compares(cond, skip_when: bool) -> list:
                 and c.comparators[0].value == "cuda" and _devicey(c.left):
             out.append((c, "==" if skip_when else "!="))
     return out
+
+
+def _gate_stacks() -> frozenset:
+    from devlint.engine.facts import _cuda_only_data
+
+    data = _cuda_only_data()
+    return frozenset(n.split(".")[0].lower() for n in (*data.get("gate_stacks", ()),
+                                                         *data.get("imports", ())))
+
+
+def _requires_cuda_stack(cond) -> bool:
+    """The condition also asks for a CUDA-only library (`is_xformers_available()`,
+    `find_spec("flash_attn")`): the test exercises that library's CUDA path."""
+    stacks = _gate_stacks()
+    for n in ast.walk(cond):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")).lower()
+            m = re.fullmatch(r"(?:is_)?(?:torch_)?(\w+?)_available", name)
+            if m and m.group(1) in stacks:
+                return True
+            if name == "find_spec" and n.args and isinstance(n.args[0], ast.Constant) \
+                    and str(n.args[0].value).split(".")[0].lower() in stacks:
+                return True
+    return False
+
+
+def _gate_helper(facts, call) -> bool:
+    """`def require_torch_gpu(test): return unittest.skipUnless(torch_device == "cuda", ...)
+    (test)`: the definition of a project's gate helper states which device it requires on
+    purpose; the tests that use it are what a port changes."""
+    cur = facts.get_parent(call) or facts.tree_parent(call)
+    while cur is not None and not isinstance(cur, ast.stmt):
+        cur = facts.get_parent(cur) or facts.tree_parent(cur)
+    return isinstance(cur, ast.Return)
 
 
 def _inside(facts, node, root) -> bool:
