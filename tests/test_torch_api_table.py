@@ -323,6 +323,8 @@ def test_device_module_forms(entry, torch, installed):
     assert callable(getattr(torch.xpu, member))
     assert not hasattr(torch.cpu, member)
     if torch.cuda.is_available():
+        # on CUDA the form calls the very function the original called
+        assert torch.get_device_module() is torch.cuda
         return
     assert torch.get_device_module("cuda") is torch.cuda
     if "guard" in entry:
