@@ -14,7 +14,9 @@ class IsCudaBranch(Rule):
     ## What it does
     Flags `if t.is_cuda:` and `if t.device.type == "cuda":` when the branch chooses behaviour
     that is not CUDA-specific: the body moves tensors, builds masks, picks a code path that
-    works on any accelerator. Also the negated test, `if not t.is_cuda:`, whose body is the
+    works on any accelerator; in a conditional expression (`torch.autocast("cuda") if
+    device.type == "cuda" else nullcontext()`) where the CUDA arm names "cuda" while the tested
+    device is at hand (the arm then uses it). Also the negated test, `if not t.is_cuda:`, whose body is the
     CPU path (unless the CUDA branch holds CUDA-only code or the body only rejects the input).
 
     ## Why is this bad?
@@ -63,6 +65,10 @@ class IsCudaBranch(Rule):
         # the assigned test in a CUDA-only function
         Valid('def setup_nccl(cfg, n):\n    is_gpu = cfg.device_type == "cuda"\n'
               '    if is_gpu and n > 8:\n        enable_chunking()\n'),
+        # conditional expressions: CUDA-only arm, a ladder, no literal in the arm
+        Valid('import torch\ns = torch.cuda.current_stream().cuda_stream if device.type == "cuda" else 0\n'),
+        Valid('d = "cuda" if device.type == "cuda" else "xpu"\n'),
+        Valid('n = 8 if device.type == "cuda" else 1\n'),
         # the CUDA branch of a negated test holds CUDA-only code; a rejection
         Valid('def f(w):\n    if not w.is_cuda:\n        w = slow(w)\n    else:\n'
               '        w = fused_cuda_kernel(w)\n'),
@@ -84,6 +90,13 @@ class IsCudaBranch(Rule):
                 "        self.stream = torch.Stream()\n"),
         Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n',
                 'def f(cfg, eager):\n    if cfg.device_type != "cpu" and eager:\n        warn_slow()\n'),
+        # a conditional expression: the arm names "cuda" where the tested device is at hand
+        Invalid('import contextlib\nimport torch\n\n\ndef f(device, dtype):\n'
+                '    ctx = torch.autocast("cuda", dtype=dtype) if device.type == "cuda" '
+                'else contextlib.nullcontext()\n',
+                'import contextlib\nimport torch\n\n\ndef f(device, dtype):\n'
+                '    ctx = torch.autocast(device.type, dtype=dtype) if device.type != "cpu" '
+                'else contextlib.nullcontext()\n'),
         # the negated test: off CUDA means the CPU path
         Invalid('def f(w):\n    on_cpu = False\n    if not w.is_cuda:\n        on_cpu = True\n',
                 'def f(w):\n    on_cpu = False\n    if w.device.type == "cpu":\n        on_cpu = True\n'),
@@ -115,9 +128,45 @@ class IsCudaBranch(Rule):
             yield self.diagnostic(facts, compare, f"`{facts.source(compare)}` picks the CPU path "
                                   "on every non-CUDA accelerator (it chooses a branch below)", fix)
 
+    def _conditional_expressions(self, facts):
+        """`torch.autocast("cuda") if device.type == "cuda" else nullcontext()`: the CUDA arm
+        names "cuda" where the tested device is at hand. The arm uses the tested expression
+        instead and the test accepts every accelerator (`device.type != "cpu"`). Not where the
+        arm holds CUDA-only code or another device type is named."""
+        for node in facts.ifexps:
+            test = node.test
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                    and isinstance(test.ops[0], ast.Eq)
+                    and isinstance(test.comparators[0], ast.Constant)
+                    and test.comparators[0].value == "cuda"):
+                continue
+            subject = test.left
+            if not _names_device(subject):
+                continue
+            literals = [n for n in ast.walk(node.body)
+                        if isinstance(n, ast.Constant) and n.value == "cuda"]
+            if not literals or skipped(facts, node, api=True):
+                continue
+            arm = ast.Expr(node.body)
+            if guards_cuda_only(facts, [arm]) or any(
+                    isinstance(n, ast.Constant) and isinstance(n.value, str)
+                    and n.value.split(":")[0] in _OTHER_DEVICE_TYPES
+                    for n in ast.walk(node)):
+                continue
+            src = facts.source(subject)
+            edits = [Edit(*facts.span(n), src) for n in literals]
+            cs, ce = facts.span(test.comparators[0])
+            q = facts.text[cs] if facts.text[cs] in "'\"" else '"'
+            edits.append(Edit(facts.span(subject)[1], ce, f" != {q}cpu{q}"))
+            fix = make_fix(facts, f"Use `{src}` and test for any accelerator", edits, (),
+                           safe=False)
+            yield self.diagnostic(facts, test, f"`{facts.source(test)}` picks the fallback on "
+                                  "every non-CUDA accelerator", fix)
+
     def check(self, facts):
         if facts.cuda_alike:
             return
+        yield from self._conditional_expressions(facts)
         yield from self._assigned_tests(facts)
         for stmt in facts.ifs:
             if skipped(facts, stmt, api=True):
@@ -172,6 +221,18 @@ class IsCudaBranch(Rule):
                            safe=False)
         return self.diagnostic(facts, test, f"`{facts.source(test)}` sends every non-CUDA "
                                "accelerator down the CPU path", fix)
+
+
+_OTHER_DEVICE_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla"}
+
+
+def _names_device(expr) -> bool:
+    """`device.type`, `x.device.type`, `device_type`, `self.device_type`: a device (type) by
+    the word `device` in its name."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "type":
+        expr = expr.value
+    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+    return "device" in name.lower()
 
 
 def _assigned_test_uses(facts, literal, compare):
