@@ -73,6 +73,9 @@ class IsCudaBranch(Rule):
         Valid('def f(w):\n    if not w.is_cuda:\n        w = slow(w)\n    else:\n'
               '        w = fused_cuda_kernel(w)\n'),
         Valid('def f(w):\n    if not w.is_cuda:\n        raise ValueError("needs CUDA")\n'),
+        # a ROCm function: `is_cuda` is the platform's own test there
+        Valid('def rocm_gemm(x, w):\n    if not x.is_cuda:\n        return x @ w\n'
+              '    return custom_op(x, w)\n'),
         # the assigned test only guards CUDA-only code
         Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
               '        torch.cuda.nvtx.range_push("x")\n'),
@@ -207,6 +210,8 @@ class IsCudaBranch(Rule):
         if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) \
                 or (len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Raise)):
             return None
+        if _cuda_alike_scope(facts, stmt):
+            return None  # on ROCm `is_cuda` is the platform's own test
         tensor = facts.source(test.operand.value)
         expr = role_expr(facts, "accelerator-tensor-test", tensor)
         fix = None
@@ -224,6 +229,19 @@ class IsCudaBranch(Rule):
 
 
 _OTHER_DEVICE_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla"}
+
+
+def _cuda_alike_scope(facts, node) -> bool:
+    """Inside a function or class named for a CUDA-alike platform (`rocm_unquantized_gemm`:
+    the cuda_alike stems of devlint/data/cuda_only.toml), where PyTorch's ROCm build is the
+    "cuda" device type."""
+    from devlint.engine.facts import _cuda_only_defaults
+
+    stem_re = _cuda_only_defaults()[1][1]
+    w = facts.where_of(node)
+    return w is not None and any(
+        scope is not None and stem_re.search(scope.name.lower())
+        for scope in (w.function, w.klass))
 
 
 def _names_device(expr) -> bool:
