@@ -17,7 +17,8 @@ class IsCudaAssert(Rule):
     Flags assertions that a tensor lives on CUDA: `assert t.is_cuda`,
     `assert t.device.type == "cuda"`, and the same of an object's device attribute
     (`assert pipe._execution_device.type == "cuda"`), and unittest's
-    `self.assertTrue(device == "cuda")` of a device-holding name.
+    `self.assertTrue(device == "cuda")` of a device-holding name; and `t.is_cuda` collected into
+    a flag that a raise then enforces (`ok &= t.is_cuda` ... `if not ok: raise ...`).
 
     ## Why is this bad?
     The assertion usually means "this tensor must be on an accelerator, not the CPU", but it
@@ -62,6 +63,8 @@ class IsCudaAssert(Rule):
         Valid('assert pipe._execution_device.type in ("cuda", "xpu")\n'),
         Valid('self.assertTrue(all(d in ("cuda", "xpu") for d in devices))\n'),
         Valid('self.assertTrue(backend == "cuda")\n'),
+        # a flag nothing enforces: just a value
+        Valid('def f(ts):\n    ok = True\n    for t in ts:\n        ok &= t.is_cuda\n    return ok\n'),
     ]
     invalid = [
         Invalid("def g(state):\n    assert state.is_cuda\n",
@@ -76,6 +79,13 @@ class IsCudaAssert(Rule):
                 '    self.assertTrue(all(device == "cuda" for device in devices))\n',
                 'def test_to(self, devices):\n'
                 '    self.assertTrue(all(device != "cpu" for device in devices))\n'),
+        # the requirement collected in a flag that a raise enforces
+        Invalid('def is_on_gpu(tensors):\n    on_gpu = True\n    for t in tensors:\n'
+                '        on_gpu &= t.is_cuda\n    if not on_gpu:\n        raise RuntimeError("gpu")\n'
+                '    return on_gpu\n',
+                'def is_on_gpu(tensors):\n    on_gpu = True\n    for t in tensors:\n'
+                '        on_gpu &= t.device.type != "cpu"\n    if not on_gpu:\n'
+                '        raise RuntimeError("gpu")\n    return on_gpu\n'),
         # an object's device attribute, like a tensor's `.device`
         Invalid('def test_offload(pipe):\n    assert pipe._execution_device.type == "cuda"\n',
                 'def test_offload(pipe):\n    assert pipe._execution_device.type != "cpu"\n'),
@@ -85,6 +95,7 @@ class IsCudaAssert(Rule):
         if facts.cuda_alike:
             return
         yield from self._assert_true_calls(facts)
+        yield from self._required_flags(facts)
         for stmt in facts.asserts:
             if skipped(facts, stmt, api=True):
                 continue
@@ -105,6 +116,53 @@ class IsCudaAssert(Rule):
                                expr)
                 yield self.diagnostic(facts, (s, e), f"`assert {facts.text[s:e]}` rejects "
                                       f"non-CUDA accelerators", fix)
+
+    def _required_flags(self, facts):
+        """`ok &= t.is_cuda` ... `if not ok: raise ...`: an `is_cuda` requirement collected
+        into a flag that a raise then enforces, an assertion in two steps."""
+        if ".is_cuda" not in facts.text or facts.tree is None:
+            return
+        seen = set()
+        for fn in ast.walk(facts.tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            enforced = set()
+            for n in ast.walk(fn):
+                if isinstance(n, ast.If) and isinstance(n.test, ast.UnaryOp) \
+                        and isinstance(n.test.op, ast.Not) \
+                        and isinstance(n.test.operand, ast.Name) and n.body \
+                        and isinstance(n.body[-1], ast.Raise):
+                    enforced.add(n.test.operand.id)
+            if not enforced:
+                continue
+            for n in ast.walk(fn):
+                values = []
+                if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.BitAnd) \
+                        and isinstance(n.target, ast.Name) and n.target.id in enforced:
+                    values = [n.value]
+                elif isinstance(n, ast.Assign) and len(n.targets) == 1 \
+                        and isinstance(n.targets[0], ast.Name) and n.targets[0].id in enforced:
+                    v = n.value
+                    values = v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, ast.And) \
+                        else [v]
+                for v in values:
+                    if not (isinstance(v, ast.Attribute) and v.attr == "is_cuda") \
+                            or id(v) in seen:
+                        continue
+                    seen.add(id(v))
+                    if facts.where_of(v) is not None and skipped(facts, v, api=True):
+                        continue
+                    if facts.cuda_only_scope(v) is not None or facts.cuda_only:
+                        continue
+                    tensor = facts.source(v.value)
+                    expr = role_expr(facts, "accelerator-tensor-test", tensor)
+                    fix = None
+                    if expr is not None:
+                        text = expr.text if " or " not in expr.text else f"({expr.text})"
+                        fix = make_fix(facts, f"Accept any accelerator: `{text}`",
+                                       [Edit(*facts.span(v), text)], expr)
+                    yield self.diagnostic(facts, v, f"`{facts.source(v)}` is required (a raise "
+                                          "enforces it): rejects non-CUDA accelerators", fix)
 
     def _assert_true_calls(self, facts):
         """`self.assertTrue(all(d == "cuda" for d in devices))`: a unittest assertion that
