@@ -60,6 +60,9 @@ class CudaMethod(Rule):
         Valid("x = x.cuda  # the bound method, not a call\n"),
         # a function named for a CUDA-only stack is CUDA-only
         Valid("def launch_cuda_kernel(x):\n    return x.cuda()\n"),
+        # a `get_cuda_*` accessor that reaches into CUDA-only internals is CUDA-only code
+        Valid("import torch\n\n\ndef _get_cuda_rng_state(device):\n"
+              "    gen = torch.cuda.default_generators[device]\n    return gen.get_state().cuda()\n"),
     ]
     invalid = [
         Invalid("import torch\nx = torch.ones(2).cuda()\n",

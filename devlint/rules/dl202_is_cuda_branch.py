@@ -73,6 +73,8 @@ class IsCudaBranch(Rule):
         Valid('def f(w):\n    if not w.is_cuda:\n        w = slow(w)\n    else:\n'
               '        w = fused_cuda_kernel(w)\n'),
         Valid('def f(w):\n    if not w.is_cuda:\n        raise ValueError("needs CUDA")\n'),
+        # an early exit for non-CUDA input: what follows is CUDA's
+        Valid('def supports(q):\n    if not q.is_cuda:\n        return True\n    return fused_ok(q)\n'),
         # a ROCm function: `is_cuda` is the platform's own test there
         Valid('def rocm_gemm(x, w):\n    if not x.is_cuda:\n        return x @ w\n'
               '    return custom_op(x, w)\n'),
@@ -207,8 +209,7 @@ class IsCudaBranch(Rule):
         if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
                 and isinstance(test.operand, ast.Attribute) and test.operand.attr == "is_cuda"):
             return None
-        if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) \
-                or (len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Raise)):
+        if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) or _only_declines(stmt.body):
             return None
         if _cuda_alike_scope(facts, stmt):
             return None  # on ROCm `is_cuda` is the platform's own test
@@ -229,6 +230,17 @@ class IsCudaBranch(Rule):
 
 
 _OTHER_DEVICE_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla"}
+
+
+def _only_declines(body) -> bool:
+    """`raise ...`, `return`, `return False`, `continue`: the branch only declines non-CUDA
+    input, so the code after it is CUDA's (a guard that establishes CUDA)."""
+    if len(body) != 1:
+        return False
+    st = body[0]
+    if isinstance(st, (ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return isinstance(st, ast.Return) and (st.value is None or isinstance(st.value, ast.Constant))
 
 
 def _cuda_alike_scope(facts, node) -> bool:
