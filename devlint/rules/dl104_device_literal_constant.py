@@ -21,7 +21,8 @@ class DeviceLiteralConstant(Rule):
     `DEVICES = ["cuda:0", "cuda:1"]`, `TORCH_DEVICE: str = "cuda"`, and local device
     variables assigned a literal (`device = "cuda:0"`).
 
-    Also flags platform ladders that re-derive the device type by hand:
+    Also flags platform ladders that re-derive the device type by hand (each arm assigning
+    a device-type literal, or the same expression around one):
     `if current_platform.is_cuda_alike(): self.device_type = "cuda" elif ...is_xpu(): ... = "xpu"`
     or `if torch.cuda.is_available(): device = "cuda" elif torch.backends.mps.is_available(): ...`.
 
@@ -62,6 +63,9 @@ class DeviceLiteralConstant(Rule):
     summary = "Module or class constant hardcodes a CUDA device"
 
     valid = [
+        # the arms do different things: not one value re-derived per platform
+        Valid('import torch\nif torch.cuda.is_available():\n    backend = pick("cuda", fast=True)\n'
+              'else:\n    backend = other("cpu")\n'),
         Valid('BACKEND = "cuda"\n'),
         Valid('DEVICE = "cpu"\n'),
         Valid('def f():\n    backend = "cuda"\n    return backend\n'),
@@ -93,6 +97,15 @@ class DeviceLiteralConstant(Rule):
         Invalid('import torch\nif torch.cuda.is_available():\n    device = "cuda"\n'
                 'elif torch.backends.mps.is_available():\n    device = "mps"\nelse:\n    device = "cpu"\n',
                 'import torch\ndevice = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+        # the arms wrap the literal in the same expression
+        Invalid('import torch\n\n\ndef f(device_type=None):\n    if torch.cuda.is_available():\n'
+                '        device_type = "cuda" if device_type is None else device_type\n'
+                '    else:\n        device_type = "cpu" if device_type is None else device_type\n'
+                '    return device_type\n',
+                'import torch\nfrom vllm.platforms import current_platform\n\n\n'
+                'def f(device_type=None):\n'
+                '    device_type = current_platform.device_type if device_type is None else device_type\n'
+                '    return device_type\n', profile="vllm"),
         Invalid('class T:\n    device: str = "cuda"\n',
                 'from vllm.platforms import current_platform\n'
                 'class T:\n    device: str = current_platform.device_type\n', profile="vllm"),
@@ -115,7 +128,8 @@ class DeviceLiteralConstant(Rule):
                 continue
             expr = role_expr(facts, "device-type")
             s, e = facts.span(stmt)
-            new = f"{target} = {expr.text}"
+            value = _templated_value(facts, stmt, expr.text)
+            new = f"{target} = {value if value is not None else expr.text}"
             fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, new)], expr, safe=False)
             yield self.diagnostic(facts, (s, e), f"Platform ladder re-derives `{target}` by hand",
                                   fix)
@@ -185,10 +199,17 @@ def _ladder(stmt: ast.If):
         break
     if len(values) < 2 or "cuda" not in values or not set(values) <= _DEVICE_TYPES:
         return None
+    arms = _arm_values(stmt)
+    if not all(isinstance(v, ast.Constant) for v in arms) \
+            and len({_template(v) for v in arms}) != 1:
+        return None  # the arms do different things, not the same thing on another device
     return target, nested
 
 
 def _single_literal_assign(body):
+    """(device type, target) of a branch that assigns one device-type literal, or an
+    expression around exactly one (`'cuda' if device_type is None else device_type`): the
+    arms of a ladder then differ only in that literal (`_template` checks they agree)."""
     if len(body) != 1:
         return None
     st = body[0]
@@ -199,12 +220,63 @@ def _single_literal_assign(body):
     else:
         return None
     if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
-        return None
+        literal = _the_device_literal(value)
+        if literal is None:
+            return None
+        value = literal
     if isinstance(tgt, ast.Name):
         return value.value, tgt.id
     if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name):
         return value.value, f"{tgt.value.id}.{tgt.attr}"
     return None
+
+
+def _the_device_literal(value):
+    """The one device-type string literal inside `value` (None: none or several)."""
+    found = [n for n in ast.walk(value) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and n.value in _DEVICE_TYPES]
+    return found[0] if len(found) == 1 else None
+
+
+def _template(value) -> str:
+    """`value` with its device-type literal blanked, to compare the arms of a ladder."""
+    literal = value if isinstance(value, ast.Constant) else _the_device_literal(value)
+    saved = literal.value
+    literal.value = "\x00"
+    try:
+        return ast.dump(value)
+    finally:
+        literal.value = saved
+
+
+def _arm_values(stmt):
+    """The assigned values of every arm of the ladder headed by `stmt`."""
+    out, node = [], stmt
+    while isinstance(node, ast.If):
+        out.append(node.body[0].value)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        if node.orelse and isinstance(node.orelse[0], (ast.Assign, ast.AnnAssign)):
+            out.append(node.orelse[0].value)
+        break
+    return out
+
+
+def _templated_value(facts, stmt, role_text):
+    """For arms that wrap their literal in the same expression
+    (`'cuda' if device_type is None else device_type`), that expression with the profile's
+    device type in place of the literal; None for bare literals or arms that differ."""
+    values = _arm_values(stmt)
+    if all(isinstance(v, ast.Constant) for v in values):
+        return None
+    if len({_template(v) for v in values}) != 1:
+        return None
+    first = values[0]
+    literal = _the_device_literal(first)
+    s, e = facts.span(first)
+    ls, le = facts.span(literal)
+    return facts.text[s:ls] + role_text + facts.text[le:e]
 
 
 def _name(target) -> str | None:
