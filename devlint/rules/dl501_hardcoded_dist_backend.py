@@ -101,6 +101,14 @@ class HardcodedDistBackend(Rule):
                 'dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")\n',
                 'import torch\nimport torch.distributed as dist\nfrom vllm.platforms import current_platform\n'
                 'dist.init_process_group(backend=current_platform.dist_backend)\n', profile="vllm"),
+        # a local device's test stays: only the CUDA arm's backend changes
+        Invalid('import torch.distributed as dist\n\n\ndef g(ranks, device):\n'
+                '    backend = "nccl" if device == "cuda" else "gloo"\n'
+                '    return dist.new_group(ranks, backend=backend)\n',
+                'import torch.distributed as dist\nfrom vllm.platforms import current_platform\n\n\n'
+                'def g(ranks, device):\n'
+                '    backend = current_platform.dist_backend if device == "cuda" else "gloo"\n'
+                '    return dist.new_group(ranks, backend=backend)\n', profile="vllm"),
         Invalid('import deepspeed\ndeepspeed.init_distributed(dist_backend=args.backend or "nccl")\n',
                 'import deepspeed\nfrom vllm.platforms import current_platform\n'
                 'deepspeed.init_distributed(dist_backend=args.backend or current_platform.dist_backend)\n',
@@ -194,8 +202,10 @@ class HardcodedDistBackend(Rule):
                           for n in ast.walk(top))
         if names_other:
             return None  # a ladder over several device backends
-        # `"nccl" if torch.cuda.is_available() else "gloo"` is the whole platform choice
-        whole = top if isinstance(top, ast.IfExp) and _cpu_fallback(top, node) else None
+        # `"nccl" if torch.cuda.is_available() else "gloo"` is the whole platform choice; a
+        # test of a local device (`"nccl" if device == "cuda" else "gloo"`) keeps its test
+        whole = top if isinstance(top, ast.IfExp) and _cpu_fallback(top, node) \
+            and _asks_availability(facts, top.test) else None
         return self._finding(facts, node, value, whole=whole)
 
 
@@ -226,6 +236,13 @@ def _backend_parameter(args: ast.arguments, default) -> bool:
         if d is default:
             return "backend" in a.arg.lower()
     return False
+
+
+def _asks_availability(facts, test) -> bool:
+    """`torch.cuda.is_available()` (or its negation)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Call) and facts.qualname(test.func) == "torch.cuda.is_available"
 
 
 def _cpu_fallback(ifexp, node) -> bool:
