@@ -130,11 +130,16 @@ def test_statistics(proj):
 
 def test_target_torch_decides_the_fix(tmp_path):
     (tmp_path / "m.py").write_text("import torch\ntorch.cuda.empty_cache()\n")
-    old = json.loads(run("--output-format", "json", "--target-torch", "2.6", "m.py",
+    old = json.loads(run("--output-format", "json", "--target-torch", "2.5", "m.py",
+                         cwd=tmp_path).stdout)
+    mid = json.loads(run("--output-format", "json", "--target-torch", "2.6", "m.py",
                          cwd=tmp_path).stdout)
     new = json.loads(run("--output-format", "json", "--target-torch", "2.8", "m.py",
                          cwd=tmp_path).stdout)
     assert old[0]["fix"] is None and "needs torch >= 2.8" in old[0]["message"]
+    # 2.6-2.7: the device module's own function, where an accelerator is available
+    assert [e["content"] for e in mid[0]["fix"]["edits"]] == [
+        "torch.get_device_module().empty_cache", "if torch.accelerator.is_available():\n    "]
     assert new[0]["fix"]["edits"][0]["content"] == "torch.accelerator.empty_cache"
 
 
