@@ -247,7 +247,7 @@ def _cuda_alike_scope(facts, node) -> bool:
     """Inside a function or class named for a CUDA-alike platform (`rocm_unquantized_gemm`:
     the cuda_alike stems of devlint/data/cuda_only.toml), where PyTorch's ROCm build is the
     "cuda" device type."""
-    from devlint.engine.facts import _cuda_only_defaults
+    from devlint.evidence.vocabulary import _cuda_only_defaults
 
     stem_re = _cuda_only_defaults()[1][1]
     w = facts.where_of(node)

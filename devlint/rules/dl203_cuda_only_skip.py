@@ -182,7 +182,7 @@ def _device_compares(cond, skip_when: bool) -> list:
 
 
 def _gate_stacks() -> frozenset:
-    from devlint.engine.facts import _cuda_only_data
+    from devlint.evidence.vocabulary import _cuda_only_data
 
     data = _cuda_only_data()
     return frozenset(n.split(".")[0].lower() for n in (*data.get("gate_stacks", ()),
