@@ -65,7 +65,8 @@ def test_json_schema(proj):
     assert d["fix"]["applicability"] == "safe"
     edit = d["fix"]["edits"][0]
     assert set(edit) == {"content", "location", "end_location"}
-    assert edit["content"] == "torch.accelerator.current_accelerator()"
+    assert edit["content"] == ('torch.accelerator.current_accelerator() if '
+                               'torch.accelerator.is_available() else "cpu"')
     assert d["noqa_row"] == 3
 
 

@@ -92,7 +92,8 @@ class DeviceLiteralArgument(Rule):
     ]
     invalid = [
         Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
-                'import torch\nx = torch.zeros(2, device=torch.accelerator.current_accelerator())\n'),
+                'import torch\n'
+                'x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import torch\n\n\ndef f(q, n):\n    d = q.device\n    return torch.arange(n, device="cuda")\n',
                 'import torch\n\n\ndef f(q, n):\n    d = q.device\n    return torch.arange(n, device=q.device)\n'),
         Invalid('import torch\n\n\nclass A:\n    def __init__(self, device):\n        self.device = device\n\n'
@@ -103,30 +104,48 @@ class DeviceLiteralArgument(Rule):
                 'from vllm.platforms import current_platform\n'
                 'def rope(dim, device=current_platform.device_type):\n    pass\n', profile="vllm"),
         Invalid('import torch\nwith torch.device("cuda"):\n    pass\n',
-                'import torch\nwith (torch.accelerator.current_accelerator() or torch.device("cpu")):\n    pass\n'),
+                'import torch\n'
+                'with (torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")):\n'
+                '    pass\n'),
         Invalid('import torch\n\n\ndef f(m):\n    return g(m, torch.device("cuda"))\n',
-                'import torch\n\n\ndef f(m):\n    return g(m, (torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
+                'import torch\n'
+                '\n'
+                '\n'
+                'def f(m):\n'
+                '    return g(m, torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu"))\n'),
         Invalid('import torch\nd = torch.device("cuda", 1)\n',
-                'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 1)\n'),
+                'import torch\n'
+                'd = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", 1)\n'),
         Invalid('import torch\nx = torch.randn(4, 5, device="cuda:0")\n',
                 'import torch\nfrom vllm.platforms import current_platform\n'
                 'x = torch.randn(4, 5, device=f"{current_platform.device_type}:0")\n',
                 profile="vllm"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
-                'import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device=torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 0))\n'),
+                'import torch\n'
+                'if torch.cuda.is_available():\n'
+                '    t = torch.randn(4, device=torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", 0))\n'),
         Invalid('import torch\nsd = torch.load(path, map_location="cuda")\n',
-                'import torch\nsd = torch.load(path, map_location=(torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
+                'import torch\n'
+                'sd = torch.load(path, map_location=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu"))\n'),
         Invalid('p.add_argument("--device", type=str, default="cuda")\n',
-                'import torch\np.add_argument("--device", type=str, default=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+                'import torch\n'
+                'p.add_argument("--device", type=str, default=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import torch\ntorch.set_default_device("cuda")\n',
-                'import torch\ntorch.set_default_device(torch.accelerator.current_accelerator())\n'),
+                'import torch\n'
+                'torch.set_default_device(torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('def build(dim, device="cpu"):\n    pass\n\n\nH = build(64, "cuda")\n',
-                'import torch\ndef build(dim, device="cpu"):\n    pass\n\n\nH = build(64, (torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+                'import torch\n'
+                'def build(dim, device="cpu"):\n'
+                '    pass\n'
+                '\n'
+                '\n'
+                'H = build(64, torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import pytest\n\n\n@pytest.mark.parametrize("device", ["cuda", "cpu"])\ndef test_x(device):\n    pass\n',
                 'import pytest\nfrom vllm.platforms import current_platform\n\n\n@pytest.mark.parametrize("device", [current_platform.device_type, "cpu"])\ndef test_x(device):\n    pass\n',
                 profile="vllm"),
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
-                'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+                'import torch\n'
+                'q = QuantState.from_dict(s, device=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
     ]
 
     def check(self, facts):

@@ -5,7 +5,7 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.analysis.fixkit import make_fix, role_expr
+from devlint.analysis.fixkit import bare, make_fix, role_expr
 from devlint.rules._device import device_string, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -75,7 +75,8 @@ class DeviceLiteralConstant(Rule):
                 'import pytest\nfrom vllm.platforms import current_platform\n\n'
                 'DEVICE = current_platform.device_type\n', profile="vllm"),
         Invalid('import torch\nDEVICE = "cuda"\n',
-                'import torch\nDEVICE = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+                'import torch\n'
+                'DEVICE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),
         Invalid('DEVICES = ["cuda:0", "cuda:1"]\n',
                 'from vllm.platforms import current_platform\n'
                 'DEVICES = [f"{current_platform.device_type}:0", f"{current_platform.device_type}:1"]\n',
@@ -92,7 +93,8 @@ class DeviceLiteralConstant(Rule):
                 profile="vllm"),
         Invalid('import torch\nif torch.cuda.is_available():\n    device = "cuda"\n'
                 'elif torch.backends.mps.is_available():\n    device = "mps"\nelse:\n    device = "cpu"\n',
-                'import torch\ndevice = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+                'import torch\n'
+                'device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),
         Invalid('class T:\n    device: str = "cuda"\n',
                 'from vllm.platforms import current_platform\n'
                 'class T:\n    device: str = current_platform.device_type\n', profile="vllm"),
@@ -115,7 +117,7 @@ class DeviceLiteralConstant(Rule):
                 continue
             expr = role_expr(facts, "device-type")
             s, e = facts.span(stmt)
-            new = f"{target} = {expr.text}"
+            new = f"{target} = {bare(expr.text)}"
             fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, new)], expr, safe=False)
             yield self.diagnostic(facts, (s, e), f"Platform ladder re-derives `{target}` by hand",
                                   fix)

@@ -66,7 +66,8 @@ class DeviceFstring(Rule):
                 'from vllm.platforms import current_platform\nd = f"{current_platform.device_type}:{i}"\n',
                 profile="vllm"),
         Invalid("import torch\nd = f'cuda:{rank}'\n",
-                'import torch\nd = f\'{(torch.accelerator.current_accelerator() or torch.device("cpu")).type}:{rank}\'\n'),
+                'import torch\n'
+                'd = f\'{(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")}:{rank}\'\n'),
         Invalid('d = "cuda:%d" % i\n',
                 'from vllm.platforms import current_platform\nd = f"{current_platform.device_type}:%d" % i\n',
                 profile="vllm"),

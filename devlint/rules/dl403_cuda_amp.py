@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.analysis.fixkit import Expr, make_fix
+from devlint.analysis.fixkit import Expr, bare, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._device import device_strings, device_type_expr, skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -65,7 +65,9 @@ class CudaAmp(Rule):
     ]
     invalid = [
         Invalid("import torch\nwith torch.cuda.amp.autocast():\n    pass\n",
-                'import torch\nwith torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):\n    pass\n'),
+                'import torch\n'
+                'with torch.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"):\n'
+                '    pass\n'),
         Invalid("import torch\ns = torch.cuda.amp.GradScaler(init_scale=2.0)\n",
                 "import torch\nfrom vllm.platforms import current_platform\n"
                 "s = torch.amp.GradScaler(current_platform.device_type, init_scale=2.0)\n",
@@ -75,7 +77,10 @@ class CudaAmp(Rule):
                 "with torch.autocast(current_platform.device_type, dtype=torch.bfloat16):\n    pass\n",
                 profile="vllm"),
         Invalid('from torch.cuda import amp\nwith amp.autocast(enabled=True):\n    pass\n',
-                'from torch.cuda import amp\nimport torch\nwith torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type, enabled=True):\n    pass\n'),
+                'from torch.cuda import amp\n'
+                'import torch\n'
+                'with torch.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=True):\n'
+                '    pass\n'),
     ]
 
     def check(self, facts):
@@ -105,7 +110,7 @@ class CudaAmp(Rule):
                 repl = local + repl[len("torch"):]
                 s, _ = facts.span(node)
                 _, e = facts.span(call)
-                args = [t.text, *(facts.source(k) for k in call.keywords)]
+                args = [bare(t.text), *(facts.source(k) for k in call.keywords)]
                 new = f"{repl}({', '.join(args)})"
                 fix = make_fix(facts, f"Use `{entry.replacement}` with the profile's device type",
                                [Edit(s, e, new)], Expr(new, imports, "", entry.safe),

@@ -1,0 +1,55 @@
+"""Forms that are right (issue 13): each defect found by running fixed code gets a test here.
+The runtime matrix (tests/runtime) runs the forms; these tests pin which form is written."""
+from __future__ import annotations
+
+import pytest
+
+from devlint.api import check_source, fix_source
+
+FALLBACK = 'import torch\nd = "cuda" if torch.cuda.is_available() else "cpu"\n'
+
+
+def _fix(src, target, select=None, unsafe=True, path="m.py"):
+    kw = {"select": select} if select else {}
+    fixed, remaining, failures = fix_source(src, path, unsafe=unsafe, profile="torch",
+                                            target_torch=target, **kw)
+    assert failures == []
+    return fixed, remaining
+
+
+def test_device_form_asks_availability_first_on_2_6():
+    # 2.6: current_accelerator() raises without an accelerator and reports the build's
+    # accelerator on a GPU-less machine: ask is_available() first
+    fixed, _ = _fix(FALLBACK, "2.6")
+    assert fixed == ('import torch\nd = torch.accelerator.current_accelerator().type if '
+                     'torch.accelerator.is_available() else "cpu"\n')
+
+
+@pytest.mark.parametrize("target", ["2.7", "2.10", "2.14"])
+def test_device_form_checks_availability_from_2_7(target):
+    fixed, _ = _fix(FALLBACK, target)
+    assert fixed == ('import torch\nd = (torch.accelerator.current_accelerator('
+                     'check_available=True) or torch.device("cpu")).type\n')
+
+
+@pytest.mark.parametrize("target", ["2.6", "2.7"])
+def test_no_form_calls_current_accelerator_unchecked(target):
+    src = ('import torch\nx = torch.ones(2).to("cuda")\ny = torch.zeros(2, device="cuda")\n'
+           'm = torch.nn.Linear(2, 2).cuda()\n'
+           'torch.distributed.init_process_group("nccl")\n' + FALLBACK.split("\n", 1)[1])
+    fixed, _ = _fix(src, target)
+    for line in fixed.splitlines()[1:]:
+        assert "current_accelerator" in line, line
+        assert ("check_available=True" in line) or ("is_available()" in line), line
+
+
+@pytest.mark.parametrize("target", ["1.13", "2.0", "2.5"])
+def test_target_below_torch_accelerator_gets_no_accelerator_form(target):
+    src = ('import torch\nx = torch.ones(2).to("cuda")\n' + FALLBACK.split("\n", 1)[1]
+           + 'torch.distributed.init_process_group("nccl")\nwith torch.autocast("cuda"):\n'
+           '    pass\ntorch.cuda.synchronize()\n')
+    diags = check_source(src, "m.py", profile="torch", target_torch=target)
+    assert {d.code for d in diags} >= {"DL101", "DL106", "DL501", "DL403"}
+    fixed, remaining = _fix(src, target)
+    assert "accelerator" not in fixed
+    assert fixed == src
