@@ -53,3 +53,37 @@ def test_target_below_torch_accelerator_gets_no_accelerator_form(target):
     fixed, remaining = _fix(src, target)
     assert "accelerator" not in fixed
     assert fixed == src
+
+
+NOOP = ('import torch\n\n\ndef f():\n    torch.cuda.empty_cache()  # free\n'
+        '    n = torch.cuda.memory_allocated()\n    if n: torch.cuda.empty_cache()\n'
+        '    return n, torch.cuda.memory_stats()\n')
+
+
+def test_no_op_on_cpu_originals_stay_no_ops():
+    # torch.cuda.empty_cache() does nothing without a GPU; torch.accelerator.empty_cache()
+    # raises on the CPU-only wheel: the fix asks for an accelerator first
+    fixed, remaining = _fix(NOOP, "2.8", unsafe=False)
+    assert remaining == []
+    assert fixed == (
+        'import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
+        '        torch.accelerator.empty_cache()  # free\n'
+        '    n = torch.accelerator.memory_allocated() if torch.accelerator.is_available() else 0\n'
+        '    if n: (torch.accelerator.empty_cache() if torch.accelerator.is_available() else None)\n'
+        '    return n, torch.accelerator.memory_stats() if torch.accelerator.is_available() '
+        'else {}\n')
+    ns: dict = {}
+    exec(compile(fixed, "m.py", "exec"), ns)
+    assert ns["f"]() == (0, {})
+
+
+def test_every_table_entry_with_a_cpu_value_is_a_guarded_form():
+    from devlint.profiles.torch_api import load_table
+
+    guarded = {e.name for e in load_table() if e.cpu_value}
+    assert {"torch.cuda.empty_cache", "torch.cuda.memory_allocated",
+            "torch.cuda.memory_stats"} <= guarded
+    for name in guarded:
+        src = f"import torch\nx = {name}()\n"
+        fixed, _ = _fix(src, "2.14")
+        assert "if torch.accelerator.is_available() else" in fixed, fixed

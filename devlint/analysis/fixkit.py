@@ -147,17 +147,22 @@ def _unparenthesized(facts, edit: Edit) -> Edit:
     text = edit.content
     if not _outer_parens(text) or "\n" in text:
         return edit
-    before = facts.text[:edit.start].rstrip(" \t")
-    after = facts.text[edit.end:].lstrip(" \t")
+    if parens_redundant(facts, edit.start, edit.end):
+        return Edit(edit.start, edit.end, text[1:-1])
+    return edit
+
+
+def parens_redundant(facts, start: int, end: int) -> bool:
+    """Whether an expression written over `start:end` needs no parentheses of its own there:
+    it stands alone as a call argument, a list element, or the value of `=` / a keyword."""
+    before = facts.text[:start].rstrip(" \t")
+    after = facts.text[end:].lstrip(" \t")
     if before.endswith("\\") or after.startswith("\\"):
-        return edit
+        return False
     opens = before.endswith(_OPEN_BEFORE) or (
         before.endswith("=") and len(before) > 1 and (before[-2].isalnum()
                                                        or before[-2] in " _)]"))
-    closes = not after or after.startswith(_CLOSE_AFTER)
-    if opens and closes:
-        return Edit(edit.start, edit.end, text[1:-1])
-    return edit
+    return opens and (not after or after.startswith(_CLOSE_AFTER))
 
 
 def make_fix(facts, message: str, edits, expr_or_exprs=(), safe: bool = True) -> Fix | None:

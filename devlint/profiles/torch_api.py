@@ -23,6 +23,7 @@ class ApiEntry:
     args: str
     reference: str
     note: str
+    cpu_value: str = ""  # the original's value on a machine without an accelerator, if it runs
 
     def available_for(self, target: tuple[int, int]) -> bool:
         if not self.replacement or self.since is None:
@@ -50,7 +51,8 @@ def load_table() -> tuple[ApiEntry, ...]:
             replacement=e.get("replacement", ""), since=_ver(e.get("since")),
             until=_ver(e.get("until")), safe=bool(e.get("safe", False)),
             insert_device_type=bool(e.get("insert_device_type", False)),
-            args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", "")))
+            args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", ""),
+            cpu_value=e.get("cpu_value", "")))
     return tuple(out)
 
 

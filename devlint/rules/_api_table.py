@@ -6,9 +6,10 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.model import simple_name
-from devlint.analysis.fixkit import Expr, make_fix
+from devlint.analysis.fixkit import Expr, make_fix, parens_redundant
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.rules._device import guards_cuda_only, skipped
+from devlint.source import newline_of
 
 
 def table_findings(rule, facts, annotations_when_constructed=False):
@@ -278,6 +279,8 @@ def _finding(rule, facts, node, par, entry, target):
                 local = "torch"
                 imports = ("import torch",)
             repl = local + repl[len("torch"):]
+        else:
+            local = facts.torch_name() or "torch"
         expr = Expr(repl, imports, "", entry.safe)
         edits = [Edit(s, e, repl)]
         call = par if isinstance(par, ast.Call) and par.func is node else None
@@ -288,13 +291,43 @@ def _finding(rule, facts, node, par, entry, target):
                     ks, _ = facts.span(kw)
                     vs, _ = facts.span(kw.value)
                     edits.append(Edit(ks, vs, ""))
-        fix = make_fix(facts, f"Use `{repl}`", edits, expr, safe=entry.safe)
+        if call is not None and entry.cpu_value:
+            edits = _guarded(facts, call, edits, local, entry.cpu_value)
+        fix = make_fix(facts, f"Use `{repl}`" + (" where an accelerator is available"
+                                                  if entry.cpu_value else ""),
+                       edits, expr, safe=entry.safe)
         message += f"; use `{entry.replacement}`"
     elif entry is not None and entry.replacement:
         since = ".".join(map(str, entry.since)) if entry.since else "?"
         message += (f"; `{entry.replacement}` needs torch >= {since} (target-torch is "
                     f"{target[0]}.{target[1]})")
     return rule.diagnostic(facts, (s, e), message, fix)
+
+
+def _guarded(facts, call, edits, torch_local, cpu_value):
+    """The original runs on a machine without an accelerator (a no-op, or a counter reading 0)
+    where the replacement raises: ask for an accelerator first. A statement of its own becomes
+    an `if` block; anywhere else the call becomes `(call if available else cpu_value)`."""
+    test = f"{torch_local}.accelerator.is_available()"
+    cs, ce = facts.span(call)
+    first = min(edits, key=lambda ed: ed.start)
+    if first.start != cs:
+        return edits  # the callee is not where the call starts: leave the form alone
+    rest = [ed for ed in edits if ed is not first]
+    stmt = facts.get_parent(call)
+    line_start = facts.text.rfind("\n", 0, cs) + 1
+    indent = facts.text[line_start:cs]
+    line_end = facts.text.find("\n", ce)
+    tail = facts.text[ce:len(facts.text) if line_end < 0 else line_end].strip()
+    if isinstance(stmt, ast.Expr) and stmt.value is call and not indent.strip() \
+            and (not tail or tail.startswith("#")):
+        unit = "\t" if "\t" in indent else "    "
+        nl = newline_of(facts.text)
+        head = Edit(first.start, first.end, f"if {test}:{nl}{indent}{unit}{first.content}")
+        return [head, *rest]
+    open_, close = ("", "") if parens_redundant(facts, cs, ce) else ("(", ")")
+    head = Edit(first.start, first.end, f"{open_}{first.content}")
+    return [head, *rest, Edit(ce, ce, f" if {test} else {cpu_value}{close}")]
 
 
 _SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless")
