@@ -87,3 +87,25 @@ def test_every_table_entry_with_a_cpu_value_is_a_guarded_form():
         src = f"import torch\nx = {name}()\n"
         fixed, _ = _fix(src, "2.14")
         assert "if torch.accelerator.is_available() else" in fixed, fixed
+
+
+def test_inferred_device_never_comes_from_the_assigned_or_moved_variable():
+    src = ('import torch as th\n\n\ndef train(loader, model):\n'
+           '    for images, labels in loader:\n        images = images.to("cuda")\n'
+           '        print(images.device)\n\n\n'
+           'def g():\n    x = th.ones(2).cuda()\n    print(x.device)\n    return x\n\n\n'
+           'def h(batch):\n    batch = batch.to("cuda")\n    y = batch * 2\n    return y.device\n')
+    fixed, _ = _fix(src, "2.7")
+    assert "images.to(images.device)" not in fixed
+    assert ".to(x.device)" not in fixed and ".to(y.device)" not in fixed
+    assert fixed.count('current_accelerator(check_available=True) or "cpu"') == 3
+    ns: dict = {}
+    exec(compile(fixed, "m.py", "exec"), ns)
+    assert ns["g"]().device.type == "cpu"  # no UnboundLocalError
+
+
+def test_inferred_device_from_a_tensor_bound_before_is_kept():
+    src = ('import torch\n\n\ndef f(x, ref):\n    x = x.to("cuda")\n'
+           '    assert ref.device == x.device\n    return x + ref\n')
+    fixed, _ = _fix(src, "2.7")
+    assert 'x = x.to(ref.device)' in fixed
