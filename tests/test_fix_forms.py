@@ -109,3 +109,50 @@ def test_inferred_device_from_a_tensor_bound_before_is_kept():
            '    assert ref.device == x.device\n    return x + ref\n')
     fixed, _ = _fix(src, "2.7")
     assert 'x = x.to(ref.device)' in fixed
+
+
+HEADER = (b'#!/usr/bin/env python3\n# -*- coding: latin-1 -*-\n# Copyright (c) 2024 Jos\xe9\n'
+          b'# Licensed under the Apache License, Version 2.0\n\nx = 1\n'
+          b'y = f(x, device="cuda")\n')
+
+
+def test_inserted_import_goes_below_shebang_cookie_and_license(tmp_path):
+    import subprocess
+    import sys
+
+    p = tmp_path / "script.py"
+    p.write_bytes(HEADER)
+    r = subprocess.run([sys.executable, "-m", "devlint", "--fix", "--no-cache", str(p)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = p.read_bytes()
+    lines = out.split(b"\n")
+    assert lines[:5] == HEADER.split(b"\n")[:5]
+    assert lines[5] == b"import torch"
+    compile(out, str(p), "exec")  # still latin-1 with its cookie: no "Non-UTF-8 code"
+    assert b"\xe9" in out
+
+
+@pytest.mark.parametrize("head", [
+    '"""Docstring."""\n',
+    '"""Docstring."""\nfrom __future__ import annotations\n',
+    '# comment\n"""Docstring."""\n\nfrom __future__ import annotations\n',
+])
+def test_inserted_import_goes_after_docstring_and_future_imports(head):
+    src = head + 'y = f(device="cuda")\n'
+    fixed, _ = _fix(src, "2.7")
+    assert fixed.startswith(head)
+    assert fixed[len(head):].startswith("import torch\n")
+    compile(fixed, "m.py", "exec")
+
+
+def test_a_fix_that_would_move_the_shebang_or_cookie_is_refused():
+    from devlint.diagnostics import Edit
+    from devlint.engine.fixkit import make_fix
+
+    class Facts:
+        text = HEADER.decode("latin-1")
+
+    assert make_fix(Facts, "m", [Edit(0, 0, "import torch\n")]) is None
+    at = Facts.text.index("x = 1")
+    assert make_fix(Facts, "m", [Edit(at, at + 1, "z")]) is not None

@@ -1,6 +1,7 @@
 """Building blocks rules use to write fixes: profile expressions and the imports they need."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from devlint.diagnostics import Applicability, Edit, Fix
@@ -82,13 +83,46 @@ def import_edits(facts, imports) -> tuple[Edit, ...]:
     row = facts.import_end_row or facts.future_end_row or facts.docstring_end_row
     body = "".join(s + nl for s in edits)
     if row == 0:
-        return (Edit(0, 0, body),)
+        # after the shebang, the encoding cookie and the leading comments (a license header)
+        at = leading_comments_end(facts.text)
+        if at == len(facts.text) and facts.text and not facts.text.endswith(("\n", "\r")):
+            body = nl + body
+        return (Edit(at, at, body),)
     if row >= loc.line_count:
         end = len(facts.text)
         prefix = "" if facts.text.endswith(("\n", "\r")) else nl
         return (Edit(end, end, prefix + body),)
     at = loc.line_start(row + 1)
     return (Edit(at, at, body),)
+
+
+_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+
+
+def leading_comments_end(text: str) -> int:
+    """Offset of the first line that is neither blank nor a comment (len(text) if none)."""
+    pos = 0
+    if text.startswith("\ufeff"):
+        pos = 1
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end + 1
+        line = text[pos:end].strip()
+        if line and not line.startswith("#"):
+            return pos
+        pos = end
+    return len(text)
+
+
+def protected_header_end(text: str) -> int:
+    """Offset after the lines no fix may touch or insert before: a shebang on line 1 and an
+    encoding cookie on line 1 or 2 (PEP 263: it counts only there)."""
+    end = 0
+    lines = text.splitlines(keepends=True)[:2]
+    for i, line in enumerate(lines):
+        if (i == 0 and line.lstrip("\ufeff").startswith("#!")) or _COOKIE.match(line):
+            end = sum(len(x) for x in lines[:i + 1])
+    return end
 
 
 def _requoted(facts, edit: Edit) -> Edit:
@@ -170,6 +204,9 @@ def make_fix(facts, message: str, edits, expr_or_exprs=(), safe: bool = True) ->
     holds an expression the target torch has no form for (`NO_FORM`)."""
     if any(NO_FORM in e.content for e in edits):
         return None
+    header = protected_header_end(facts.text)
+    if header and any(e.start < header for e in edits):
+        return None  # it would move the shebang or the encoding cookie: refused
     exprs = expr_or_exprs if isinstance(expr_or_exprs, (list, tuple)) else (expr_or_exprs,)
     imports: list[str] = []
     for e in exprs:
