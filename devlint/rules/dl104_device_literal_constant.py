@@ -62,6 +62,8 @@ class DeviceLiteralConstant(Rule):
     summary = "Module or class constant hardcodes a CUDA device"
 
     valid = [
+        Valid('DDP_RANK_DEVICES = ["cuda", "xpu"]\n'),
+        Valid('SUPPORTED_DEVICES = ("cuda:0", "npu:0", "mps")\n'),
         Valid('BACKEND = "cuda"\n'),
         Valid('DEVICE = "cpu"\n'),
         Valid('def f():\n    backend = "cuda"\n    return backend\n'),
@@ -217,11 +219,28 @@ def _name(target) -> str | None:
     return None
 
 
+# accelerator device types other than CUDA (the CPU and meta are not platforms a list of
+# CUDA devices would be an alternative to)
+_OTHER_ACCELERATORS = _DEVICE_TYPES - {"cuda", "cpu", "meta"}
+
+
+def _names_other_platforms(value) -> bool:
+    """A collection that names another accelerator beside CUDA (`["cuda", "xpu"]`) lists
+    platforms: each entry is that platform's own, not a hardcoding (SPEC 3, dispatch tables)."""
+    for elt in value.elts:
+        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) \
+                and elt.value.split(":")[0] in _OTHER_ACCELERATORS:
+            return True
+    return False
+
+
 def _device_literals(value):
     if isinstance(value, ast.Constant) and isinstance(value.value, str) \
             and (value.value == "cuda" or index_of(value.value) is not None):
         yield value
     elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        if _names_other_platforms(value):
+            return
         for elt in value.elts:
             yield from _device_literals(elt)
 
