@@ -37,7 +37,7 @@ REQUIRED_KEYS = {
     "reference",
     "note",
 }
-OPTIONAL_KEYS = {"until", "cpu_value"}
+OPTIONAL_KEYS = {"until", "cpu_value", "needs_accelerator"}
 RULES = {"DL401", "DL402", "DL403", "DL404"}
 KINDS = {"call", "class", "context", "attribute"}
 VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)$")

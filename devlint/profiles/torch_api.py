@@ -23,7 +23,8 @@ class ApiEntry:
     args: str
     reference: str
     note: str
-    cpu_value: str = ""  # the original's value on a machine without an accelerator, if it runs
+    cpu_value: str = ""  # the fixed code's value where no accelerator is available
+    needs_accelerator: bool = False  # meaningless without an accelerator (raises, like CUDA's)
 
     def available_for(self, target: tuple[int, int]) -> bool:
         if not self.replacement or self.since is None:
@@ -52,7 +53,8 @@ def load_table() -> tuple[ApiEntry, ...]:
             until=_ver(e.get("until")), safe=bool(e.get("safe", False)),
             insert_device_type=bool(e.get("insert_device_type", False)),
             args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", ""),
-            cpu_value=e.get("cpu_value", "")))
+            cpu_value=e.get("cpu_value", ""),
+            needs_accelerator=bool(e.get("needs_accelerator", False))))
     return tuple(out)
 
 

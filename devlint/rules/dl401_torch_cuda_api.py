@@ -74,13 +74,23 @@ class TorchCudaApi(Rule):
     ]
     invalid = [
         Invalid("import torch\ntorch.cuda.synchronize()\n",
-                "import torch\ntorch.accelerator.synchronize()\n"),
+                'import torch\n'
+                'if torch.accelerator.is_available():\n'
+                '    torch.accelerator.synchronize()\n'),
         Invalid("import torch as th\nth.cuda.synchronize()\n",
-                "import torch as th\nth.accelerator.synchronize()\n"),
+                'import torch as th\n'
+                'if th.accelerator.is_available():\n'
+                '    th.accelerator.synchronize()\n'),
         Invalid("from torch import cuda\ncuda.synchronize()\n",
-                "from torch import cuda\nimport torch\ntorch.accelerator.synchronize()\n"),
+                'from torch import cuda\n'
+                'import torch\n'
+                'if torch.accelerator.is_available():\n'
+                '    torch.accelerator.synchronize()\n'),
         Invalid("from torch.cuda import synchronize\nsynchronize()\n",
-                "from torch.cuda import synchronize\nimport torch\ntorch.accelerator.synchronize()\n"),
+                'from torch.cuda import synchronize\n'
+                'import torch\n'
+                'if torch.accelerator.is_available():\n'
+                '    torch.accelerator.synchronize()\n'),
         Invalid("import torch\nlaunch(gpus_per_node=torch.cuda.device_count)\n",
                 "import torch\nlaunch(gpus_per_node=torch.accelerator.device_count)\n"),
         Invalid("import torch\nn = torch.cuda.device_count()\n",
