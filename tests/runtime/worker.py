@@ -45,7 +45,7 @@ def _child(source: str, wfd: int) -> None:
     os._exit(0)
 
 
-def run_one(source: str) -> dict:
+def _start(source: str) -> tuple[int, int]:
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -53,12 +53,41 @@ def run_one(source: str) -> dict:
         signal.alarm(LIMIT_S)
         _child(source, w)
     os.close(w)
+    return pid, r
+
+
+def _finish(pid: int, r: int, status=None) -> dict:
+    # the child writes a few kB at most, once, just before it exits: no pipe deadlock
     with os.fdopen(r, "rb") as f:
         data = f.read()
-    _, status = os.waitpid(pid, 0)
+    if status is None:
+        _, status = os.waitpid(pid, 0)
     if data:
         return json.loads(data)
     return {"ok": False, "stdout": "", "error": f"child died (status {status})"}
+
+
+def run_one(source: str) -> dict:
+    return _finish(*_start(source))
+
+
+def run_all(items: list, jobs: int) -> list:
+    """Each item in its own child, `jobs` at a time (DEVLINT_RUNTIME_JOBS)."""
+    results: dict = {}
+    running: dict = {}
+    todo = list(items)
+    while todo or running:
+        while todo and len(running) < jobs:
+            item = todo.pop(0)
+            pid, r = _start(item["source"])
+            running[pid] = (item["id"], r)
+        pid, status = os.wait()
+        if pid in running:
+            iid, r = running.pop(pid)
+            res = _finish(pid, r, status)
+            res["id"] = iid
+            results[iid] = res
+    return [results[i["id"]] for i in items]
 
 
 def main() -> None:
@@ -77,11 +106,8 @@ def main() -> None:
     info = json.loads(probe["stdout"]) if probe["ok"] else {"error": probe["error"]}
     info["id"] = "__torch__"
     assert torch.__version__  # imported once here, before the forks
-    results = [info]
-    for item in items:
-        res = run_one(item["source"])
-        res["id"] = item["id"]
-        results.append(res)
+    jobs = max(1, int(os.environ.get("DEVLINT_RUNTIME_JOBS", "1")))
+    results = [info, *run_all(items, jobs)]
     json.dump(results, sys.stdout)
 
 
