@@ -63,9 +63,11 @@ class DeviceLiteralArgument(Rule):
     Unsafe when the device comes from the surrounding code; safe for the profile's device.
 
     ## Profiles
-    - `torch`: `torch.accelerator.current_accelerator()` for torch's own functions (`None` means
-      the default device, the CPU, where there is no accelerator), the device type string
-      `(torch.accelerator.current_accelerator() or torch.device("cpu")).type` elsewhere.
+    - `torch`: `torch.accelerator.current_accelerator(check_available=True) or "cpu"` for torch's
+      own functions, the device type string
+      `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      elsewhere (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first, and
+      below 2.6 there is no fix: see docs/profiles.md).
     - `vllm`: `current_platform.device_type`.
     """
 

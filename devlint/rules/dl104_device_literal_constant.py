@@ -53,7 +53,8 @@ class DeviceLiteralConstant(Rule):
     Safe: on a CUDA machine the expression evaluates to the same string.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 

@@ -30,7 +30,7 @@ class CudaOrCpuFallback(Rule):
 
     Use instead:
     ```python
-    device = torch.accelerator.current_accelerator() or torch.device("cpu")
+    device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
     ```
 
     ## Fix
@@ -43,7 +43,8 @@ class CudaOrCpuFallback(Rule):
     platform's device instead of `None`.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 

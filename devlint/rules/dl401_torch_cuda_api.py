@@ -44,6 +44,12 @@ class TorchCudaApi(Rule):
     code under test calls `torch.accelerator.empty_cache`, the patch no longer intercepts it,
     so the string follows the same table.
 
+    Where the original runs without an accelerator (`torch.cuda.empty_cache()` is a no-op, the
+    memory counters read 0) or has nothing to do there (`synchronize`, resetting counters) while
+    the replacement raises, the fix asks `torch.accelerator.is_available()` first: a statement
+    becomes an `if` block, an expression `(<call> if torch.accelerator.is_available() else
+    <value>)` (the table's `cpu_value`).
+
     ## Fix safety
     Safe where the replacement takes the same arguments with the same meaning on CUDA; unsafe
     where arguments differ (the table says which).

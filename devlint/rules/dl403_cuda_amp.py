@@ -36,7 +36,7 @@ class CudaAmp(Rule):
 
     Use instead:
     ```python
-    with torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):
+    with torch.autocast((torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type):
         y = model(x)
     ```
 
@@ -57,7 +57,8 @@ class CudaAmp(Rule):
     device instead of being float16.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 

@@ -37,7 +37,7 @@ class HardcodedDistBackend(Rule):
     ```python
     dist.init_process_group(
         torch.distributed.get_default_backend_for_device(
-            torch.accelerator.current_accelerator() or torch.device("cpu")),
+            torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")),
         rank=rank, world_size=world_size)
     ```
 

@@ -25,6 +25,10 @@ def _child(source: str, wfd: int) -> None:
     res = {"ok": True, "stdout": "", "error": ""}
     try:
         os.chdir(tempfile.mkdtemp(prefix="devlint-rt-"))
+        # a one-process torch.distributed world for `init_process_group(...)` with env://
+        for k, v in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"),
+                     ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", str(20000 + os.getpid() % 20000))):
+            os.environ.setdefault(k, v)
         sys.stdout = out
         warnings.simplefilter("ignore")
         code = compile(source, "snippet.py", "exec")
