@@ -156,3 +156,19 @@ def test_a_fix_that_would_move_the_shebang_or_cookie_is_refused():
     assert make_fix(Facts, "m", [Edit(0, 0, "import torch\n")]) is None
     at = Facts.text.index("x = 1")
     assert make_fix(Facts, "m", [Edit(at, at + 1, "z")]) is not None
+
+
+@pytest.mark.parametrize("target,expected", [("2.9", "new_type()"), ("2.4", "old_type()")])
+def test_custom_profile_forms_per_target(tmp_path, target, expected):
+    import subprocess
+    import sys
+
+    (tmp_path / "devlint.toml").write_text(
+        f'profile = "mine"\ntarget-torch = "{target}"\n[profiles.mine]\n'
+        'device-type = [{ expr = "new_type()", since = "2.8" },'
+        ' { expr = "old_type()", since = "2.0" }]\n')
+    (tmp_path / "m.py").write_text('DEVICE = "cuda"\n')
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--fix", "--no-cache",
+                        "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "m.py").read_text() == f"DEVICE = {expected}\n"
