@@ -172,3 +172,13 @@ def test_custom_profile_forms_per_target(tmp_path, target, expected):
                         "m.py"], capture_output=True, text=True, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert (tmp_path / "m.py").read_text() == f"DEVICE = {expected}\n"
+
+
+def test_no_availability_guard_under_a_guard_that_established_cuda():
+    src = ('import torch\n\n\ndef f():\n    if torch.cuda.is_available():\n'
+           '        torch.cuda.synchronize()\n        return torch.cuda.max_memory_allocated()\n'
+           '    return 0\n')
+    fixed, _ = _fix(src, "2.8", select=("DL401",))
+    assert fixed == ('import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
+                     '        torch.accelerator.synchronize()\n'
+                     '        return torch.accelerator.max_memory_allocated()\n    return 0\n')

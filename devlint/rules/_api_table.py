@@ -291,10 +291,12 @@ def _finding(rule, facts, node, par, entry, target):
                     ks, _ = facts.span(kw)
                     vs, _ = facts.span(kw.value)
                     edits.append(Edit(ks, vs, ""))
-        if call is not None and entry.cpu_value:
+        established = _accelerator_established(facts, node)
+        if call is not None and entry.cpu_value and not established:
             edits = _guarded(facts, call, edits, local, entry.cpu_value)
         fix = make_fix(facts, f"Use `{repl}`" + (" where an accelerator is available"
-                                                  if entry.cpu_value else ""),
+                                                  if entry.cpu_value and not established
+                                                  else ""),
                        edits, expr, safe=entry.safe)
         message += f"; use `{entry.replacement}`"
     elif entry is not None and entry.replacement:
@@ -302,6 +304,27 @@ def _finding(rule, facts, node, par, entry, target):
         message += (f"; `{entry.replacement}` needs torch >= {since} (target-torch is "
                     f"{target[0]}.{target[1]})")
     return rule.diagnostic(facts, (s, e), message, fix)
+
+
+_AVAILABILITY = ("torch.cuda.is_available", "torch.accelerator.is_available")
+
+
+def _accelerator_established(facts, node) -> bool:
+    """Under a guard that already established CUDA (`if current_platform.is_cuda():`) or an
+    available accelerator (`if torch.accelerator.is_available():`): asking again is noise."""
+    w = facts.where_of(node)
+    if w is not None and w.guarded:
+        return True
+    child, cur = node, facts.tree_parent(node)
+    while cur is not None:
+        if isinstance(cur, ast.If) and any(st is child for st in cur.body):
+            test = cur.test
+            if isinstance(test, ast.Call) and facts.qualname(test.func) in _AVAILABILITY:
+                return True
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        child, cur = cur, facts.tree_parent(cur)
+    return False
 
 
 def _guarded(facts, call, edits, torch_local, cpu_value):
