@@ -148,7 +148,7 @@ def test_inserted_import_goes_after_docstring_and_future_imports(head):
 
 def test_a_fix_that_would_move_the_shebang_or_cookie_is_refused():
     from devlint.diagnostics import Edit
-    from devlint.engine.fixkit import make_fix
+    from devlint.analysis.fixkit import make_fix
 
     class Facts:
         text = HEADER.decode("latin-1")
