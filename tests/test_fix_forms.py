@@ -165,13 +165,15 @@ def test_custom_profile_forms_per_target(tmp_path, target, expected):
 
     (tmp_path / "devlint.toml").write_text(
         f'profile = "mine"\ntarget-torch = "{target}"\n[profiles.mine]\n'
-        'device-type = [{ expr = "new_type()", since = "2.8" },'
-        ' { expr = "old_type()", since = "2.0" }]\n')
+        'device-type = [{ expr = "new_type()", import = "from mylib import new_type", '
+        'since = "2.8" }, { expr = "old_type()", import = "from mylib import old_type", '
+        'since = "2.0" }]\n')
     (tmp_path / "m.py").write_text('DEVICE = "cuda"\n')
     p = subprocess.run([sys.executable, "-m", "devlint", "check", "--fix", "--no-cache",
                         "m.py"], capture_output=True, text=True, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert (tmp_path / "m.py").read_text() == f"DEVICE = {expected}\n"
+    name = expected[:-2]
+    assert (tmp_path / "m.py").read_text() == f"from mylib import {name}\nDEVICE = {expected}\n"
 
 
 def test_no_availability_guard_under_a_guard_that_established_cuda():

@@ -54,6 +54,8 @@ def test_every_python_rule_with_a_fix_has_a_snippet():
     for rule in registry.all_rules():
         if getattr(rule, "shell", False) or rule.code in ("DL900", "DL301", "DL202"):
             continue  # DL900 removes comments; DL301 is display-only in the torch profile
+        if not any(ex.fixed is not None and ex.profile == "torch" for ex in rule.invalid):
+            continue  # no fix form to run (DL902: a file that cannot be read)
         assert rule.code in covered, rule.code
 
 
