@@ -65,7 +65,8 @@ def test_json_schema(proj):
     assert d["fix"]["applicability"] == "safe"
     edit = d["fix"]["edits"][0]
     assert set(edit) == {"content", "location", "end_location"}
-    assert edit["content"] == "torch.accelerator.current_accelerator()"
+    assert edit["content"] == ('torch.accelerator.current_accelerator() if '
+                               'torch.accelerator.is_available() else "cpu"')
     assert d["noqa_row"] == 3
 
 
@@ -137,10 +138,12 @@ def test_target_torch_decides_the_fix(tmp_path):
     new = json.loads(run("--output-format", "json", "--target-torch", "2.8", "m.py",
                          cwd=tmp_path).stdout)
     assert old[0]["fix"] is None and "needs torch >= 2.8" in old[0]["message"]
-    # 2.6-2.7: the device module's own function, where an accelerator is available
+    # 2.6-2.7: the device module's own function; torch.cuda.empty_cache() is a no-op without a
+    # GPU, so the fix keeps it one (asks for an accelerator first)
     assert [e["content"] for e in mid[0]["fix"]["edits"]] == [
-        "torch.get_device_module().empty_cache", "if torch.accelerator.is_available():\n    "]
-    assert new[0]["fix"]["edits"][0]["content"] == "torch.accelerator.empty_cache"
+        "if torch.accelerator.is_available():\n    torch.get_device_module().empty_cache"]
+    assert new[0]["fix"]["edits"][0]["content"] == ("if torch.accelerator.is_available():\n"
+                                                    "    torch.accelerator.empty_cache")
 
 
 def test_config_in_pyproject(tmp_path):

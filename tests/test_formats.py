@@ -138,7 +138,8 @@ def test_sarif_rules_carry_their_documentation_and_fixes_their_edits(project):
     rep = change["replacements"][0]
     assert rep["deletedRegion"] == {"startLine": 8, "startColumn": 27, "endLine": 8,
                                     "endColumn": 33}
-    assert rep["insertedContent"]["text"] == "torch.accelerator.current_accelerator()"
+    assert rep["insertedContent"]["text"] == ('torch.accelerator.current_accelerator() if '
+                                              'torch.accelerator.is_available() else "cpu"')
     assert dl103["properties"]["fixApplicability"] == "safe"
     assert run0["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.as_uri() + "/"
 

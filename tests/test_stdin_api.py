@@ -36,7 +36,9 @@ def test_stdin_fix_prints_the_fixed_source_and_reports_on_stderr(tmp_path):
     p = run("--fix", "--stdin-filename", "m.py", "-", cwd=tmp_path, input=HARDCODED)
     assert p.returncode == 0, p.stderr
     assert p.stdout == ("import torch\n\nx = torch.zeros(2, device=torch.accelerator."
-                        "current_accelerator())\ntorch.accelerator.synchronize()\n")
+                        "current_accelerator() if torch.accelerator.is_available() else "
+                        '"cpu")\nif torch.accelerator.is_available():\n'
+                        "    torch.accelerator.synchronize()\n")
     assert "2 fixed" in p.stderr
     assert not (tmp_path / "m.py").exists()
     # nothing to fix: the source comes back unchanged
@@ -55,7 +57,7 @@ def test_stdin_fix_keeps_bytes_encoding_and_line_endings(tmp_path):
 
 def test_stdin_diff_and_shell(tmp_path):
     p = run("--diff", "--stdin-filename", "m.py", "-", cwd=tmp_path, input=HARDCODED)
-    assert p.returncode == 1 and "+torch.accelerator.synchronize()" in p.stdout
+    assert p.returncode == 1 and "+    torch.accelerator.synchronize()" in p.stdout
     p = run("--stdin-filename", "run.sh", "-", cwd=tmp_path,
             input="#!/bin/bash\nCUDA_VISIBLE_DEVICES=0 python3 x.py\n")
     assert p.returncode == 1 and "run.sh:2:1: DL302" in p.stdout

@@ -37,8 +37,7 @@ REQUIRED_KEYS = {
     "reference",
     "note",
 }
-OPTIONAL_KEYS = {"until", "member", "guard"}
-GUARDS = {"accelerator-available"}
+OPTIONAL_KEYS = {"until", "member", "cpu_value", "needs_accelerator"}
 RULES = {"DL401", "DL402", "DL403", "DL404"}
 KINDS = {"call", "class", "context", "attribute"}
 VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -91,12 +90,14 @@ def test_entry_keys_and_types(entry):
     assert entry["name"].startswith("torch.")
     assert entry["args"], "args is 'same' or a description, never empty"
     assert entry["reference"]
-    if "member" in entry or "guard" in entry:
+    if "member" in entry:
         # a device module's function: torch.get_device_module().<member>
         assert entry["replacement"] == "torch.get_device_module", entry["replacement"]
         assert entry["member"].isidentifier()
         assert entry["kind"] == "call"
-        assert entry.get("guard", "accelerator-available") in GUARDS
+        # without an accelerator the form raises (torch.cpu lacks the member): it either asks
+        # first (cpu_value) or the call has no meaning there (needs_accelerator)
+        assert ("cpu_value" in entry) != bool(entry.get("needs_accelerator")), entry["name"]
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=entry_id)
@@ -314,8 +315,8 @@ DEVICE_MODULE_FORMS = [e for e in ENTRIES if "member" in e]
 def test_device_module_forms(entry, torch, installed):
     """`torch.get_device_module().<member>`: the member is the CUDA function itself on CUDA and
     exists on the XPU module; the CPU module lacks it, so without CUDA the original must either
-    raise as well (nothing that ran stops running) or, for a guarded entry, be a no-op that the
-    availability test keeps."""
+    raise as well (needs_accelerator) or, for an entry with a cpu_value, be a no-op or raise
+    where the availability test keeps the fixed code running."""
     assert callable(torch.get_device_module)
     member = entry["member"]
     assert entry["name"] == f"torch.cuda.{member}", "the same function on each backend"
@@ -327,10 +328,9 @@ def test_device_module_forms(entry, torch, installed):
         assert torch.get_device_module() is torch.cuda
         return
     assert torch.get_device_module("cuda") is torch.cuda
-    if "guard" in entry:
+    if "cpu_value" in entry:
         assert version_tuple(entry["since"]) >= (2, 6), "the guard is torch.accelerator.is_available"
-        args = (torch.get_rng_state(),) if member == "set_rng_state" else ()
-        getattr(torch.cuda, member)(*args)  # a silent no-op without CUDA
+        assert entry["cpu_value"] == "None", "a statement-like call: nothing to do without one"
     else:
         with pytest.raises((AssertionError, AttributeError, RuntimeError)):
             getattr(torch.cuda, member)()

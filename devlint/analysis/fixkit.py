@@ -1,6 +1,7 @@
 """Building blocks rules use to write fixes: profile expressions and the imports they need."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from devlint.diagnostics import Applicability, Edit, Fix
@@ -18,12 +19,32 @@ class Expr:
     safe: bool = True
 
 
+# Stands in an expression where the profile has no form for the target torch (a torch.accelerator
+# form below 2.6): it survives any string building a rule does, and `make_fix` offers no fix
+# whose edits contain it.
+NO_FORM = "\x00devlint:no-form-for-target\x00"
+
+
+def target_torch(facts) -> tuple[int, int]:
+    return facts.settings.target_torch_tuple(facts.profile)
+
+
 def role_expr(facts, role: str, x: str | None = None) -> Expr | None:
-    """The profile's expression for a role, with `{torch}` bound to the file's torch name."""
+    """The profile's expression for a role, with `{torch}` bound to the file's torch name.
+
+    The form is the one the profile gives for the file's target torch; where the role has
+    forms but none the target has (target-torch below torch.accelerator's first release), the
+    expression is `NO_FORM` and a fix built on it is not offered. None: the profile has no
+    form for the role at all."""
     prof = get_profile(facts.profile, facts.settings)
-    r = prof.role(role)
-    if r is None:
+    if prof.role(role) is None:
         return None
+    r = prof.role(role, target_torch(facts))
+    if r is None:
+        oldest = prof.oldest(role)
+        since = ".".join(map(str, oldest)) if oldest else "?"
+        return Expr(NO_FORM, (), f"the {prof.name} profile has no {role} form before torch "
+                    f"{since}", False)
     imports = list(r.imports)
     text = r.expr
     if "{torch}" in text:
@@ -62,13 +83,46 @@ def import_edits(facts, imports) -> tuple[Edit, ...]:
     row = facts.import_end_row or facts.future_end_row or facts.docstring_end_row
     body = "".join(s + nl for s in edits)
     if row == 0:
-        return (Edit(0, 0, body),)
+        # after the shebang, the encoding cookie and the leading comments (a license header)
+        at = leading_comments_end(facts.text)
+        if at == len(facts.text) and facts.text and not facts.text.endswith(("\n", "\r")):
+            body = nl + body
+        return (Edit(at, at, body),)
     if row >= loc.line_count:
         end = len(facts.text)
         prefix = "" if facts.text.endswith(("\n", "\r")) else nl
         return (Edit(end, end, prefix + body),)
     at = loc.line_start(row + 1)
     return (Edit(at, at, body),)
+
+
+_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+
+
+def leading_comments_end(text: str) -> int:
+    """Offset of the first line that is neither blank nor a comment (len(text) if none)."""
+    pos = 0
+    if text.startswith("\ufeff"):
+        pos = 1
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end + 1
+        line = text[pos:end].strip()
+        if line and not line.startswith("#"):
+            return pos
+        pos = end
+    return len(text)
+
+
+def protected_header_end(text: str) -> int:
+    """Offset after the lines no fix may touch or insert before: a shebang on line 1 and an
+    encoding cookie on line 1 or 2 (PEP 263: it counts only there)."""
+    end = 0
+    lines = text.splitlines(keepends=True)[:2]
+    for i, line in enumerate(lines):
+        if (i == 0 and line.lstrip("\ufeff").startswith("#!")) or _COOKIE.match(line):
+            end = sum(len(x) for x in lines[:i + 1])
+    return end
 
 
 def _requoted(facts, edit: Edit) -> Edit:
@@ -87,12 +141,78 @@ def _requoted(facts, edit: Edit) -> Edit:
     return edit
 
 
-def make_fix(facts, message: str, edits, expr_or_exprs=(), safe: bool = True) -> Fix:
+_OPEN_BEFORE = ("(", ",", "[")
+_CLOSE_AFTER = (")", ",", "]", ";", "#", "\n", "\r")
+
+
+def _outer_parens(text: str) -> bool:
+    """`(...)` whose first parenthesis closes at the last character (strings skipped)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth, quote, i = 0, None, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0 and i != len(text) - 1:
+                return False
+        i += 1
+    return depth == 0
+
+
+def bare(text: str) -> str:
+    """`text` without redundant outer parentheses, for a place that needs none (a call
+    argument the rule writes itself)."""
+    return text[1:-1] if _outer_parens(text) and "\n" not in text else text
+
+
+def _unparenthesized(facts, edit: Edit) -> Edit:
+    """A parenthesized form written where parentheses are redundant (a call argument, a list
+    element, the value of `=` or of a keyword) loses them."""
+    text = edit.content
+    if not _outer_parens(text) or "\n" in text:
+        return edit
+    if parens_redundant(facts, edit.start, edit.end):
+        return Edit(edit.start, edit.end, text[1:-1])
+    return edit
+
+
+def parens_redundant(facts, start: int, end: int) -> bool:
+    """Whether an expression written over `start:end` needs no parentheses of its own there:
+    it stands alone as a call argument, a list element, or the value of `=` / a keyword."""
+    before = facts.text[:start].rstrip(" \t")
+    after = facts.text[end:].lstrip(" \t")
+    if before.endswith("\\") or after.startswith("\\"):
+        return False
+    opens = before.endswith(_OPEN_BEFORE) or (
+        before.endswith("=") and len(before) > 1 and (before[-2].isalnum()
+                                                       or before[-2] in " _)]"))
+    return opens and (not after or after.startswith(_CLOSE_AFTER))
+
+
+def make_fix(facts, message: str, edits, expr_or_exprs=(), safe: bool = True) -> Fix | None:
+    """The fix made of `edits` (and the imports its expressions need); None when an edit
+    holds an expression the target torch has no form for (`NO_FORM`)."""
+    if any(NO_FORM in e.content for e in edits):
+        return None
+    header = protected_header_end(facts.text)
+    if header and any(e.start < header for e in edits):
+        return None  # it would move the shebang or the encoding cookie: refused
     exprs = expr_or_exprs if isinstance(expr_or_exprs, (list, tuple)) else (expr_or_exprs,)
     imports: list[str] = []
     for e in exprs:
         if e is not None:
             imports.extend(i for i in e.imports if i not in imports)
             safe = safe and e.safe
-    all_edits = tuple(_requoted(facts, e) for e in edits) + import_edits(facts, imports)
+    all_edits = tuple(_requoted(facts, _unparenthesized(facts, e)) for e in edits) \
+        + import_edits(facts, imports)
     return Fix(Applicability.SAFE if safe else Applicability.UNSAFE, message, all_edits)

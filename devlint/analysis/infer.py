@@ -48,8 +48,9 @@ def _from_context(facts, node, where, role) -> Expr | None:
                     f"`if {t}.is_cuda` tests", False)
     if func is None:
         return None
+    ok = _Usable(facts, func, node)
     dst = _destination(facts, node, func)
-    if dst is not None:
+    if dst is not None and ok(dst):
         return Expr(_as_role(f"{dst}.device", role), (),
                     f"the device of `{dst}`, the destination tensor the value is written into", False)
     if _has_device_name(func, node):
@@ -60,7 +61,7 @@ def _from_context(facts, node, where, role) -> Expr | None:
     if klass is not None and _self_param(func) and _class_sets(klass, "device"):
         return Expr(_as_role("self.device", role), (),
                     "`self.device`, which the class sets", False)
-    read = _device_read(facts, func, node)
+    read = _device_read(facts, func, node, ok)
     if read is not None:
         return Expr(_as_role(f"{read}.device", role), (),
                     f"the device of `{read}`, which the function already reads", False)
@@ -105,8 +106,69 @@ def _has_device_name(func, node) -> bool:
     return False
 
 
-def _device_read(facts, func, node) -> str | None:
-    """`x` of the first `x.device` the function reads (x a plain name or self.attr)."""
+class _Usable:
+    """Whether `name.device` can stand in the statement holding `node`: never a name that
+    statement binds (`x = th.ones(2).cuda()` -> `.to(x.device)` reads x before it exists), nor
+    the value being moved (`images = images.to("cuda")` -> `images.to(images.device)` moves
+    nothing), and a local only when a statement before this one binds it."""
+
+    def __init__(self, facts, func, node):
+        self.func = func
+        stmt = node
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = facts.get_parent(stmt)
+        self.stmt = stmt
+        self.bound = _bound_by(stmt) if stmt is not None else set()
+        call = _move_call(facts, node)
+        self.receiver = simple_name(call.func.value) if call is not None else None
+        self.params = set(_params(func))
+
+    def __call__(self, name: str | None) -> bool:
+        if not name or name in self.bound or name == self.receiver:
+            return False
+        base = name.split(".")[0]
+        if base in self.bound:
+            return False
+        if base == "self" or base in self.params or self.stmt is None:
+            return True
+        start = self.stmt.lineno
+        for n in ast.walk(self.func):
+            if isinstance(n, ast.Name) and n.id == base and isinstance(n.ctx, ast.Store) \
+                    and n.lineno < start:
+                return True
+            if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno < start:
+                if any((a.asname or a.name.split(".")[0]) == base for a in n.names):
+                    return True
+        return False
+
+
+def _bound_by(stmt) -> set:
+    """The names (and `self.attr` targets) a statement binds."""
+    targets = []
+    if isinstance(stmt, ast.Assign):
+        targets = list(stmt.targets)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        targets = [stmt.target]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+    out = set()
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+                name = simple_name(n)
+                if name:
+                    out.add(name)
+    for n in ast.walk(stmt) if stmt is not None else ():
+        if isinstance(n, ast.NamedExpr):
+            out.add(n.target.id)
+    return out
+
+
+def _device_read(facts, func, node, ok=lambda name: True) -> str | None:
+    """`x` of the first `x.device` the function reads (x a plain name or self.attr) that can
+    stand where `node` is (`ok`)."""
     best = None
     calls = {id(c.func) for c in ast.walk(func) if isinstance(c, ast.Call)}
     for n in ast.walk(func):
@@ -117,11 +179,15 @@ def _device_read(facts, func, node) -> str | None:
             if isinstance(v, ast.Name) and v.id in facts.aliases:
                 continue  # a module (`torch.device`), not a tensor
             if isinstance(v, ast.Name) and v.id != "self":
+                if not ok(v.id):
+                    continue
                 key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
                 if best is None or key < best[0]:
                     best = (key, v.id)
             elif isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) \
                     and v.value.id == "self":
+                if not ok(f"self.{v.attr}"):
+                    continue
                 key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
                 if best is None or key < best[0]:
                     best = (key, f"self.{v.attr}")

@@ -14,15 +14,32 @@ ROLES = ("device", "device-object", "device-type", "dist-backend", "visibility-e
 class RoleExpr:
     expr: str
     imports: tuple[str, ...] = ()
+    since: tuple[int, int] | None = None  # oldest torch release the form is right on
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
-    roles: dict
+    roles: dict  # role -> RoleExpr, or a tuple of RoleExpr variants (newest first)
 
-    def role(self, role: str) -> RoleExpr | None:
-        return self.roles.get(role)
+    def role(self, role: str, target: tuple[int, int] | None = None) -> RoleExpr | None:
+        """The role's form for the target torch: the first variant whose `since` <= target.
+        None when the profile has no form for the role, or none that the target has."""
+        r = self.roles.get(role)
+        if r is None or isinstance(r, RoleExpr):
+            return r
+        for v in r:
+            if v.since is None or target is None or v.since <= target:
+                return v
+        return None
+
+    def oldest(self, role: str) -> tuple[int, int] | None:
+        """The oldest torch release any form of the role is offered for (None: any)."""
+        r = self.roles.get(role)
+        if r is None or isinstance(r, RoleExpr):
+            return None
+        sinces = [v.since for v in r]
+        return None if None in sinces else min(sinces)
 
 
 def _load_toml_bytes(data: bytes) -> dict:
@@ -33,9 +50,24 @@ def _load_toml_bytes(data: bytes) -> dict:
     return tomllib.loads(data.decode("utf-8"))
 
 
-def _role_from(value, where: str) -> RoleExpr:
+def _role_from(value, where: str):
     from devlint.errors import ConfigError
 
+    if isinstance(value, list):
+        variants = []
+        for i, v in enumerate(value):
+            if not isinstance(v, dict) or not isinstance(v.get("since"), str):
+                raise ConfigError(f"{where}[{i}]: expected a table with `expr` and `since`")
+            since = v["since"]
+            try:
+                major, minor = (int(p) for p in since.split(".")[:2])
+            except ValueError:
+                raise ConfigError(f"{where}[{i}].since: expected a version such as 2.7") from None
+            base = _role_from({k: x for k, x in v.items() if k != "since"}, f"{where}[{i}]")
+            variants.append(RoleExpr(base.expr, base.imports, (major, minor)))
+        if not variants:
+            raise ConfigError(f"{where}: expected at least one form")
+        return tuple(sorted(variants, key=lambda r: r.since, reverse=True))
     if isinstance(value, str):
         return RoleExpr(value)
     if not isinstance(value, dict) or not isinstance(value.get("expr"), str):
@@ -162,10 +194,26 @@ def validate_custom_profiles(value, path: str):
         rest = {k: v for k, v in table.items() if k != "extends"}
         prof = _profile_from_table(name, rest, where)
         for role, r in prof.roles.items():
-            check_role(role, r, f"{where}.{role}")
-        items = tuple((role, (r.expr, r.imports)) for role, r in prof.roles.items())
+            if isinstance(r, RoleExpr):
+                check_role(role, r, f"{where}.{role}")
+            else:
+                for i, v in enumerate(r):
+                    check_role(role, v, f"{where}.{role}[{i}]")
+        items = tuple((role, _hashable(r)) for role, r in prof.roles.items())
         out.append((name, (("extends", (base, ())),) + items))
     return tuple(out)
+
+
+def _hashable(r):
+    """A role's form(s) as nested tuples, to keep in Settings (hashed by the cache key)."""
+    variants = (r,) if isinstance(r, RoleExpr) else r
+    return tuple((v.expr, v.imports, v.since) for v in variants), isinstance(r, RoleExpr)
+
+
+def _from_hashable(value):
+    variants, single = value
+    forms = tuple(RoleExpr(e, i, s) for e, i, s in variants)
+    return forms[0] if single else forms
 
 
 def get_profile(name: str, settings=None) -> Profile:
@@ -177,7 +225,7 @@ def get_profile(name: str, settings=None) -> Profile:
             data = dict(items)
             base = builtins[data.pop("extends")[0]]
             roles = dict(base.roles)
-            roles.update({role: RoleExpr(expr, imps) for role, (expr, imps) in data.items()})
+            roles.update({role: _from_hashable(value) for role, value in data.items()})
             return Profile(name, roles)
     raise KeyError(name)
 

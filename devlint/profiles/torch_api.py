@@ -24,7 +24,8 @@ class ApiEntry:
     reference: str
     note: str
     member: str = ""  # call `<replacement>().<member>` (a device module's function)
-    guard: str = ""  # "accelerator-available": only where an accelerator is available
+    cpu_value: str = ""  # the fixed code's value where no accelerator is available
+    needs_accelerator: bool = False  # meaningless without an accelerator (raises, like CUDA's)
 
     def callee(self, torch_local: str = "torch") -> str:
         """The replacement as written in the fixed code, with the file's torch name."""
@@ -60,7 +61,9 @@ def load_table() -> tuple[ApiEntry, ...]:
             until=_ver(e.get("until")), safe=bool(e.get("safe", False)),
             insert_device_type=bool(e.get("insert_device_type", False)),
             args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", ""),
-            member=e.get("member", ""), guard=e.get("guard", "")))
+            member=e.get("member", ""),
+            cpu_value=e.get("cpu_value", ""),
+            needs_accelerator=bool(e.get("needs_accelerator", False))))
     return tuple(out)
 
 

@@ -6,10 +6,10 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.model import simple_name
-from devlint.analysis.fixkit import Expr, make_fix
-from devlint.source import newline_of
+from devlint.analysis.fixkit import Expr, make_fix, parens_redundant
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.rules._device import guards_cuda_only, skipped
+from devlint.source import newline_of
 
 
 def table_findings(rule, facts, annotations_when_constructed=False):
@@ -289,19 +289,21 @@ def _finding(rule, facts, node, par, entry, target):
                     ks, _ = facts.span(kw)
                     vs, _ = facts.span(kw.value)
                     edits.append(Edit(ks, vs, ""))
-        shown = entry.callee()
-        if entry.guard:
-            guard = _availability_guard(facts, call, local)
-            if guard is None:
-                edits = None
-                message += (f"; `{shown}` is the generic form where an accelerator is "
-                            f"available (no fix: the call is not a statement of its own)")
-            else:
-                edits.extend(guard)
-                shown = f"if torch.accelerator.is_available(): {shown}"
+        established = _accelerator_established(facts, node)
+        guard = bool(entry.cpu_value) and not established
+        if guard and call is None and entry.member:
+            # `torch.get_device_module().<member>` looks the member up at once, and torch.cpu
+            # lacks it: a bare reference cannot be guarded
+            edits = None
+            message += (f"; `{entry.callee()}` is the generic form where an accelerator is "
+                        f"available (no fix: the function is not called here)")
+        elif guard and call is not None:
+            edits = _guarded(facts, call, edits, local, entry.cpu_value)
         if edits is not None:
-            fix = make_fix(facts, f"Use `{shown}`", edits, expr, safe=entry.safe)
-            message += f"; use `{shown}`"
+            fix = make_fix(facts, f"Use `{repl}`" + (" where an accelerator is available"
+                                                      if guard else ""),
+                           edits, expr, safe=entry.safe)
+            message += f"; use `{entry.callee()}`"
     elif entry is not None and entry.replacement:
         since = ".".join(map(str, entry.since)) if entry.since else "?"
         message += (f"; `{entry.callee()}` needs torch >= {since} (target-torch is "
@@ -312,39 +314,48 @@ def _finding(rule, facts, node, par, entry, target):
 _AVAILABILITY = ("torch.cuda.is_available", "torch.accelerator.is_available")
 
 
-def _availability_guard(facts, call, local):
-    """Edits that make `call` run only where an accelerator is available: none when it already
-    stands under `if torch.accelerator.is_available():` (or `torch.cuda.is_available()`, which
-    DL401 rewrites to it), else `if torch.accelerator.is_available():` written around the
-    statement. None when the call is not a statement of its own on its lines."""
-    if call is None:
-        return None
-    stmt = facts.tree_parent(call)
-    if not isinstance(stmt, ast.Expr) or stmt.value is not call:
-        return None
-    cur = stmt
-    while True:
-        par = facts.tree_parent(cur)
-        if par is None or isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                           ast.ClassDef, ast.Module, ast.Lambda)):
-            break
-        if isinstance(par, ast.If) and any(st is cur for st in par.body):
-            tests = par.test.values if isinstance(par.test, ast.BoolOp) and \
-                isinstance(par.test.op, ast.And) else [par.test]
-            for t in tests:
-                if isinstance(t, ast.Call) and facts.qualname(t.func) in _AVAILABILITY:
-                    return []
-        cur = par
-    loc = facts.locator
-    row = stmt.lineno
-    line_start = loc.line_start(row)
-    start, _ = facts.span(stmt)
-    indent = facts.text[line_start:start]
-    if indent.strip():
-        return None  # `if x: torch.cuda.empty_cache()` on one line
-    nl = newline_of(facts.text)
-    unit = "    " if "\t" not in indent else "\t"
-    return [Edit(start, start, f"if {local}.accelerator.is_available():{nl}{indent}{unit}")]
+def _accelerator_established(facts, node) -> bool:
+    """Under a guard that already established CUDA (`if current_platform.is_cuda():`) or an
+    available accelerator (`if torch.accelerator.is_available():`): asking again is noise."""
+    w = facts.where_of(node)
+    if w is not None and w.guarded:
+        return True
+    child, cur = node, facts.tree_parent(node)
+    while cur is not None:
+        if isinstance(cur, ast.If) and any(st is child for st in cur.body):
+            test = cur.test
+            if isinstance(test, ast.Call) and facts.qualname(test.func) in _AVAILABILITY:
+                return True
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return False
+        child, cur = cur, facts.tree_parent(cur)
+    return False
+
+
+def _guarded(facts, call, edits, torch_local, cpu_value):
+    """The original runs on a machine without an accelerator (a no-op, or a counter reading 0)
+    where the replacement raises: ask for an accelerator first. A statement of its own becomes
+    an `if` block; anywhere else the call becomes `(call if available else cpu_value)`."""
+    test = f"{torch_local}.accelerator.is_available()"
+    cs, ce = facts.span(call)
+    first = min(edits, key=lambda ed: ed.start)
+    if first.start != cs:
+        return edits  # the callee is not where the call starts: leave the form alone
+    rest = [ed for ed in edits if ed is not first]
+    stmt = facts.get_parent(call)
+    line_start = facts.text.rfind("\n", 0, cs) + 1
+    indent = facts.text[line_start:cs]
+    line_end = facts.text.find("\n", ce)
+    tail = facts.text[ce:len(facts.text) if line_end < 0 else line_end].strip()
+    if isinstance(stmt, ast.Expr) and stmt.value is call and not indent.strip() \
+            and (not tail or tail.startswith("#")):
+        unit = "\t" if "\t" in indent else "    "
+        nl = newline_of(facts.text)
+        head = Edit(first.start, first.end, f"if {test}:{nl}{indent}{unit}{first.content}")
+        return [head, *rest]
+    open_, close = ("", "") if parens_redundant(facts, cs, ce) else ("(", ")")
+    head = Edit(first.start, first.end, f"{open_}{first.content}")
+    return [head, *rest, Edit(ce, ce, f" if {test} else {cpu_value}{close}")]
 
 
 _SKIP_DECORATORS = ("skipif", "skipIf", "skipUnless")

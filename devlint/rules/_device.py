@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from devlint.analysis.fixkit import Expr, role_expr, single_quoted
+from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.profiles.torch_api import entries_by_name
@@ -91,7 +91,7 @@ def indexed_device(facts, index: str, want_object: bool = False) -> Expr:
     if torch_local is None:
         torch_local = "torch"
         imports = tuple(dict.fromkeys(imports + ("import torch",)))
-    return Expr(f"{torch_local}.device({t.text}, {index})", imports, t.evidence, True)
+    return Expr(f"{torch_local}.device({bare(t.text)}, {index})", imports, t.evidence, True)
 
 
 def device_for_literal(facts, node: ast.Constant, role: str = "device",

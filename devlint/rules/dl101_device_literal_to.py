@@ -70,10 +70,12 @@ class DeviceLiteralTo(Rule):
             '    dst.copy_(src_gpu)\n'),
         Invalid(
             'import torch\nx = torch.ones(2).to("cuda")\n',
-            'import torch\nx = torch.ones(2).to(torch.accelerator.current_accelerator())\n'),
+            'import torch\n'
+            'x = torch.ones(2).to(torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid(
             'import torch as th\nx = th.ones(2).to(device="cuda:1")\n',
-            'import torch as th\nx = th.ones(2).to(device=th.device((th.accelerator.current_accelerator() or th.device("cpu")).type, 1))\n'),
+            'import torch as th\n'
+            'x = th.ones(2).to(device=th.device(th.accelerator.current_accelerator().type if th.accelerator.is_available() else "cpu", 1))\n'),
         Invalid(
             'import torch\nx = torch.ones(2).to("cuda")\n',
             'import torch\nfrom vllm.platforms import current_platform\n'

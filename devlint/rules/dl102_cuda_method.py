@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.analysis.fixkit import make_fix
+from devlint.analysis.fixkit import bare, make_fix
 from devlint.analysis.infer import infer_device
 from devlint.rules._device import indexed_device, skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -66,11 +66,13 @@ class CudaMethod(Rule):
     ]
     invalid = [
         Invalid("import torch\nx = torch.ones(2).cuda()\n",
-                "import torch\nx = torch.ones(2).to(torch.accelerator.current_accelerator())\n"),
+                'import torch\n'
+                'x = torch.ones(2).to(torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid("def f(x, device):\n    return x.cuda(non_blocking=True)\n",
                 "def f(x, device):\n    return x.to(device, non_blocking=True)\n"),
         Invalid("import torch\nx = torch.ones(2).cuda(1)\n",
-                'import torch\nx = torch.ones(2).to(torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 1))\n'),
+                'import torch\n'
+                'x = torch.ones(2).to(torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", 1))\n'),
         Invalid("x = load()['t'].cuda()\n",
                 "from vllm.platforms import current_platform\n"
                 "x = load()['t'].to(current_platform.device_type)\n", profile="vllm"),
@@ -104,7 +106,7 @@ class CudaMethod(Rule):
         others = [facts.source(k) for k in call.keywords if k.arg != "device"]
         if dev_arg is None:
             expr = infer_device(facts, call, "device")
-            dev_text = expr.text if expr else None
+            dev_text = bare(expr.text) if expr else None
         elif "device" in facts.source(dev_arg):
             expr = None
             dev_text = facts.source(dev_arg)

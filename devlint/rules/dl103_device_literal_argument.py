@@ -5,7 +5,7 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.analysis.fixkit import make_fix, role_expr
+from devlint.analysis.fixkit import bare, make_fix, role_expr
 from devlint.analysis.infer import infer_device
 from devlint.rules._device import (
     device_for_literal,
@@ -16,6 +16,7 @@ from devlint.rules._device import (
     skipped,
 )
 from devlint.rules.base import Invalid, Rule, Valid
+from devlint.source import newline_of
 
 # keyword arguments that take a device (or a device type)
 _DEVICE_KWARG = re.compile(r"^(?:device|device_map|device_type)$|_device$|location$")
@@ -50,15 +51,23 @@ class DeviceLiteralArgument(Rule):
     ## Fix
     The device is inferred from the code around the call (see DL101): a `device` in scope,
     `self.device`, a tensor whose `.device` the function reads, else the profile's device.
-    `"cuda:N"` keeps its index. Parameter defaults use the profile's device type.
+    `"cuda:N"` keeps its index. A parameter default is evaluated once, at import: a call
+    there would query (and initialise) the accelerator at import time, before the program
+    picks a device or forks workers. So a torch-profile default becomes `None`, resolved to
+    the profile's device type when the function runs (`if device is None: device = ...`);
+    unsafe, because a caller passing `device=None` on purpose now gets the accelerator. A
+    one-line function gets no fix. A profile whose device type is a plain attribute
+    (vLLM's `current_platform.device_type`) is written into the default directly.
 
     ## Fix safety
     Unsafe when the device comes from the surrounding code; safe for the profile's device.
 
     ## Profiles
-    - `torch`: `torch.accelerator.current_accelerator()` for torch's own functions (`None` means
-      the default device, the CPU, where there is no accelerator), the device type string
-      `(torch.accelerator.current_accelerator() or torch.device("cpu")).type` elsewhere.
+    - `torch`: `torch.accelerator.current_accelerator(check_available=True) or "cpu"` for torch's
+      own functions, the device type string
+      `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      elsewhere (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first, and
+      below 2.6 there is no fix: see docs/profiles.md).
     - `vllm`: `current_platform.device_type`.
     """
 
@@ -93,8 +102,17 @@ class DeviceLiteralArgument(Rule):
               '    from cuda import cuda as drv\nimport torch\nx = torch.empty(1, device="cuda")\n'),
     ]
     invalid = [
+        Invalid('import torch\n\n\ndef f(n, device="cuda"):\n    """Zeros."""\n'
+                '    return torch.zeros(n, device=device)\n',
+                'import torch\n\n\ndef f(n, device=None):\n    """Zeros."""\n'
+                '    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '    return torch.zeros(n, device=device)\n'),
+        Invalid('def f(device="cuda"): return device\n', None),
         Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
-                'import torch\nx = torch.zeros(2, device=torch.accelerator.current_accelerator())\n'),
+                'import torch\n'
+                'x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import torch\n\n\ndef f(q, n):\n    d = q.device\n    return torch.arange(n, device="cuda")\n',
                 'import torch\n\n\ndef f(q, n):\n    d = q.device\n    return torch.arange(n, device=q.device)\n'),
         Invalid('import torch\n\n\nclass A:\n    def __init__(self, device):\n        self.device = device\n\n'
@@ -105,25 +123,42 @@ class DeviceLiteralArgument(Rule):
                 'from vllm.platforms import current_platform\n'
                 'def rope(dim, device=current_platform.device_type):\n    pass\n', profile="vllm"),
         Invalid('import torch\nwith torch.device("cuda"):\n    pass\n',
-                'import torch\nwith (torch.accelerator.current_accelerator() or torch.device("cpu")):\n    pass\n'),
+                'import torch\n'
+                'with (torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")):\n'
+                '    pass\n'),
         Invalid('import torch\n\n\ndef f(m):\n    return g(m, torch.device("cuda"))\n',
-                'import torch\n\n\ndef f(m):\n    return g(m, (torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
+                'import torch\n'
+                '\n'
+                '\n'
+                'def f(m):\n'
+                '    return g(m, torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu"))\n'),
         Invalid('import torch\nd = torch.device("cuda", 1)\n',
-                'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 1)\n'),
+                'import torch\n'
+                'd = torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", 1)\n'),
         Invalid('import torch\nx = torch.randn(4, 5, device="cuda:0")\n',
                 'import torch\nfrom vllm.platforms import current_platform\n'
                 'x = torch.randn(4, 5, device=f"{current_platform.device_type}:0")\n',
                 profile="vllm"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
-                'import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device=torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type, 0))\n'),
+                'import torch\n'
+                'if torch.cuda.is_available():\n'
+                '    t = torch.randn(4, device=torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", 0))\n'),
         Invalid('import torch\nsd = torch.load(path, map_location="cuda")\n',
-                'import torch\nsd = torch.load(path, map_location=(torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
+                'import torch\n'
+                'sd = torch.load(path, map_location=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu"))\n'),
         Invalid('p.add_argument("--device", type=str, default="cuda")\n',
-                'import torch\np.add_argument("--device", type=str, default=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+                'import torch\n'
+                'p.add_argument("--device", type=str, default=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import torch\ntorch.set_default_device("cuda")\n',
-                'import torch\ntorch.set_default_device(torch.accelerator.current_accelerator())\n'),
+                'import torch\n'
+                'torch.set_default_device(torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('def build(dim, device="cpu"):\n    pass\n\n\nH = build(64, "cuda")\n',
-                'import torch\ndef build(dim, device="cpu"):\n    pass\n\n\nH = build(64, (torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+                'import torch\n'
+                'def build(dim, device="cpu"):\n'
+                '    pass\n'
+                '\n'
+                '\n'
+                'H = build(64, torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import pytest\n\n\n@pytest.mark.parametrize("device", ["cuda", "cpu"])\ndef test_x(device):\n    pass\n',
                 'import pytest\nfrom vllm.platforms import current_platform\n\n\n@pytest.mark.parametrize("device", [current_platform.device_type, "cpu"])\ndef test_x(device):\n    pass\n',
                 profile="vllm"),
@@ -131,7 +166,8 @@ class DeviceLiteralArgument(Rule):
         Invalid('def step(data, device):\n    return to_device(data, "cuda", non_blocking=True)\n',
                 'def step(data, device):\n    return to_device(data, device, non_blocking=True)\n'),
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
-                'import torch\nq = QuantState.from_dict(s, device=(torch.accelerator.current_accelerator() or torch.device("cpu")).type)\n'),
+                'import torch\n'
+                'q = QuantState.from_dict(s, device=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
     ]
 
     def check(self, facts):
@@ -182,8 +218,12 @@ class DeviceLiteralArgument(Rule):
                 if pname is None or "device" not in pname.lower() or skipped(facts, node):
                     continue
                 expr = device_string(facts, node.value)
-                yield self._replace(facts, node, expr,
-                                    f"parameter default `{pname}={facts.source(node)}`")
+                what = f"parameter default `{pname}={facts.source(node)}`"
+                func = par if not isinstance(par, ast.arguments) else facts.get_parent(par)
+                if expr is not None and "(" in expr.text:
+                    yield self._default_to_none(facts, node, expr, what, func, pname)
+                else:
+                    yield self._replace(facts, node, expr, what)
         for call in facts.calls:
             if facts.qualname(call.func) != "torch.device" or not call.args:
                 continue
@@ -210,6 +250,34 @@ class DeviceLiteralArgument(Rule):
                 yield self.diagnostic(facts, call, f"Hardcoded CUDA device `{facts.source(call)}`",
                                       fix)
 
+    def _default_to_none(self, facts, node, expr, what, func, pname):
+        """A default is evaluated once, when the module is imported: a call there would ask
+        for (and initialise) the accelerator at import time, before the program picks a
+        device or forks workers, and keep that answer. The fix defaults to None and resolves
+        the device in the body, when the function runs; unsafe, because a caller passing
+        `device=None` on purpose now gets the accelerator."""
+        s, e = facts.span(node)
+        fix = None
+        body = getattr(func, "body", None)
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+            first = body[0]
+            anchor = body[1] if _is_docstring(first) and len(body) > 1 else first
+            if _is_docstring(first) and len(body) == 1:
+                anchor = None
+            if anchor is not None:
+                at = facts.locator.line_start(anchor.lineno)
+                indent = facts.text[at:at + anchor.col_offset]
+                if not indent.strip():
+                    nl = newline_of(facts.text)
+                    unit = "\t" if "\t" in indent else "    "
+                    body_text = (f"{indent}if {pname} is None:{nl}"
+                                 f"{indent}{unit}{pname} = {bare(expr.text)}{nl}")
+                    fix = make_fix(facts, f"Default to None and use `{bare(expr.text)}` when "
+                                   "the function runs (a default is evaluated at import)",
+                                   [Edit(s, e, "None"), Edit(at, at, body_text)], expr,
+                                   safe=False)
+        return self.diagnostic(facts, (s, e), f"Hardcoded CUDA device in {what}", fix)
+
     def _replace(self, facts, node, expr, what):
         s, e = facts.span(node)
         fix = None
@@ -217,6 +285,11 @@ class DeviceLiteralArgument(Rule):
             fix = make_fix(facts, f"Use `{expr.text}` ({expr.evidence})", [Edit(s, e, expr.text)],
                            expr)
         return self.diagnostic(facts, (s, e), f"Hardcoded CUDA device in {what}", fix)
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+        and isinstance(stmt.value.value, str)
 
 
 def _is_to(call) -> bool:

@@ -5,7 +5,7 @@ import ast
 import re
 
 from devlint.diagnostics import Edit
-from devlint.analysis.fixkit import make_fix, role_expr
+from devlint.analysis.fixkit import bare, make_fix, role_expr
 from devlint.rules._device import device_string, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -54,7 +54,8 @@ class DeviceLiteralConstant(Rule):
     Safe: on a CUDA machine the expression evaluates to the same string.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 
@@ -66,6 +67,8 @@ class DeviceLiteralConstant(Rule):
         # the arms do different things: not one value re-derived per platform
         Valid('import torch\nif torch.cuda.is_available():\n    backend = pick("cuda", fast=True)\n'
               'else:\n    backend = other("cpu")\n'),
+        Valid('DDP_RANK_DEVICES = ["cuda", "xpu"]\n'),
+        Valid('SUPPORTED_DEVICES = ("cuda:0", "npu:0", "mps")\n'),
         Valid('BACKEND = "cuda"\n'),
         Valid('DEVICE = "cpu"\n'),
         Valid('def f():\n    backend = "cuda"\n    return backend\n'),
@@ -79,7 +82,8 @@ class DeviceLiteralConstant(Rule):
                 'import pytest\nfrom vllm.platforms import current_platform\n\n'
                 'DEVICE = current_platform.device_type\n', profile="vllm"),
         Invalid('import torch\nDEVICE = "cuda"\n',
-                'import torch\nDEVICE = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+                'import torch\n'
+                'DEVICE = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),
         Invalid('DEVICES = ["cuda:0", "cuda:1"]\n',
                 'from vllm.platforms import current_platform\n'
                 'DEVICES = [f"{current_platform.device_type}:0", f"{current_platform.device_type}:1"]\n',
@@ -96,7 +100,8 @@ class DeviceLiteralConstant(Rule):
                 profile="vllm"),
         Invalid('import torch\nif torch.cuda.is_available():\n    device = "cuda"\n'
                 'elif torch.backends.mps.is_available():\n    device = "mps"\nelse:\n    device = "cpu"\n',
-                'import torch\ndevice = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+                'import torch\n'
+                'device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),
         # the arms wrap the literal in the same expression
         Invalid('import torch\n\n\ndef f(device_type=None):\n    if torch.cuda.is_available():\n'
                 '        device_type = "cuda" if device_type is None else device_type\n'
@@ -129,7 +134,7 @@ class DeviceLiteralConstant(Rule):
             expr = role_expr(facts, "device-type")
             s, e = facts.span(stmt)
             value = _templated_value(facts, stmt, expr.text)
-            new = f"{target} = {value if value is not None else expr.text}"
+            new = f"{target} = {value if value is not None else bare(expr.text)}"
             fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, new)], expr, safe=False)
             yield self.diagnostic(facts, (s, e), f"Platform ladder re-derives `{target}` by hand",
                                   fix)
@@ -287,11 +292,28 @@ def _name(target) -> str | None:
     return None
 
 
+# accelerator device types other than CUDA (the CPU and meta are not platforms a list of
+# CUDA devices would be an alternative to)
+_OTHER_ACCELERATORS = _DEVICE_TYPES - {"cuda", "cpu", "meta"}
+
+
+def _names_other_platforms(value) -> bool:
+    """A collection that names another accelerator beside CUDA (`["cuda", "xpu"]`) lists
+    platforms: each entry is that platform's own, not a hardcoding (SPEC 3, dispatch tables)."""
+    for elt in value.elts:
+        if isinstance(elt, ast.Constant) and isinstance(elt.value, str) \
+                and elt.value.split(":")[0] in _OTHER_ACCELERATORS:
+            return True
+    return False
+
+
 def _device_literals(value):
     if isinstance(value, ast.Constant) and isinstance(value.value, str) \
             and (value.value == "cuda" or index_of(value.value) is not None):
         yield value
     elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        if _names_other_platforms(value):
+            return
         for elt in value.elts:
             yield from _device_literals(elt)
 

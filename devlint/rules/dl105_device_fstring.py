@@ -39,7 +39,8 @@ class DeviceFstring(Rule):
     Safe: on a CUDA machine the string is the same.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device('cpu')).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device('cpu')).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 
@@ -66,7 +67,8 @@ class DeviceFstring(Rule):
                 'from vllm.platforms import current_platform\nd = f"{current_platform.device_type}:{i}"\n',
                 profile="vllm"),
         Invalid("import torch\nd = f'cuda:{rank}'\n",
-                'import torch\nd = f\'{(torch.accelerator.current_accelerator() or torch.device("cpu")).type}:{rank}\'\n'),
+                'import torch\n'
+                'd = f\'{(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")}:{rank}\'\n'),
         Invalid('d = "cuda:%d" % i\n',
                 'from vllm.platforms import current_platform\nd = f"{current_platform.device_type}:%d" % i\n',
                 profile="vllm"),

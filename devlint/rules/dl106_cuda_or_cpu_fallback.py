@@ -34,7 +34,7 @@ class CudaOrCpuFallback(Rule):
 
     Use instead:
     ```python
-    device = torch.accelerator.current_accelerator() or torch.device("cpu")
+    device = torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")
     ```
 
     ## Fix
@@ -47,7 +47,8 @@ class CudaOrCpuFallback(Rule):
     platform's device instead of `None`.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 
@@ -69,18 +70,21 @@ class CudaOrCpuFallback(Rule):
     ]
     invalid = [
         Invalid('import torch\nd = "cuda" if torch.cuda.is_available() else "cpu"\n',
-                'import torch\nd = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+                'import torch\n'
+                'd = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),
         Invalid('import torch\nd = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
                 'import torch\nfrom vllm.platforms import current_platform\n'
                 'd = torch.device(current_platform.device_type)\n', profile="vllm"),
         Invalid('import torch\nd = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n',
-                'import torch\nd = (torch.accelerator.current_accelerator() or torch.device("cpu"))\n'),
+                'import torch\n'
+                'd = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")\n'),
         Invalid('from vllm.platforms import current_platform\n'
                 'CUDA_DEVICE = "cuda" if current_platform.is_cuda() else None\n',
                 'from vllm.platforms import current_platform\n'
                 'CUDA_DEVICE = current_platform.device_type\n', profile="vllm"),
         Invalid('import torch\nd = torch.device("cuda" if args.gpu else "cpu")\n',
-                'import torch\nd = torch.device((torch.accelerator.current_accelerator() or torch.device("cpu")).type if args.gpu else "cpu")\n'),
+                'import torch\n'
+                'd = torch.device((torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu") if args.gpu else "cpu")\n'),
         # the CUDA arm holds "cuda" inside a list or a call
         Invalid('import torch\nDEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])\n',
                 'import torch\nfrom vllm.platforms import current_platform\n'
@@ -92,7 +96,8 @@ class CudaOrCpuFallback(Rule):
                 'DEVICE = os.environ.get("TEST_DEVICE", current_platform.device_type) if '
                 'torch.accelerator.is_available() else "cpu"\n', profile="vllm"),
         Invalid('import torch\nd = "cpu" if not torch.cuda.is_available() else "cuda"\n',
-                'import torch\nd = (torch.accelerator.current_accelerator() or torch.device("cpu")).type\n'),
+                'import torch\n'
+                'd = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),
     ]
 
     def check(self, facts):

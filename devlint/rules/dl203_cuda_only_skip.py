@@ -85,6 +85,10 @@ class CudaOnlySkip(Rule):
                 "import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
         Invalid("import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.cuda.device_count() < 2, reason='2 gpus')\n",
                 "import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.accelerator.device_count() < 2, reason='2 gpus')\n"),
+        Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='requires CUDA')\ndef test_x():\n    pass\n",
+                "import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='requires an accelerator')\ndef test_x():\n    pass\n"),
+        Invalid("import unittest\nimport torch\n\n\n@unittest.skipIf(torch.cuda.device_count() < 2, 'needs 2 CUDA GPUs')\ndef test_x():\n    pass\n",
+                "import unittest\nimport torch\n\n\n@unittest.skipIf(torch.accelerator.device_count() < 2, 'needs 2 accelerators')\ndef test_x():\n    pass\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
         Invalid("import unittest\n@unittest.skipIf(torch_device != 'cuda', 'gpu')\ndef test_x():\n"
                 "    pass\n",
@@ -127,13 +131,14 @@ class CudaOnlySkip(Rule):
                 edits.append(Edit(left_end, e, f" {op} {quote}cpu{quote}"))
             for n, q in refs:
                 entry = best_entry(table.get(q, ()), target)
-                if entry is None or not entry.available_for(target) or entry.guard:
+                if entry is None or not entry.available_for(target) or entry.cpu_value:
                     fixable = False
                     break
                 s, e = facts.span(n)
                 edits.append(Edit(s, e, entry.callee(facts.torch_name() or "torch")))
             fix = None
             if fixable and (facts.torch_name() or not refs):
+                edits.extend(_reason_edits(facts, call))
                 fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)", edits, ())
             yield self.diagnostic(facts, call, "Test gate skips every non-CUDA accelerator", fix)
         for stmt in facts.tree.body if facts.tree else ():
@@ -214,6 +219,45 @@ def _gate_helper(facts, call) -> bool:
     while cur is not None and not isinstance(cur, ast.stmt):
         cur = facts.get_parent(cur) or facts.tree_parent(cur)
     return isinstance(cur, ast.Return)
+
+
+_CUDA_PHRASE = re.compile(r"(?i)\b(?:(an?) )?(?:nvidia )?cuda(?:[- ](gpu|device)(s)?)?\b")
+
+
+def _reason_text(reason: str) -> str:
+    """The skip reason with CUDA replaced by "accelerator": "requires CUDA" -> "requires an
+    accelerator", "CUDA not available" -> "Accelerator not available", "needs 2 CUDA GPUs"
+    -> "needs 2 accelerators"."""
+    def repl(m):
+        article, _, plural = m.group(1), m.group(2), m.group(3)
+        word = "accelerators" if plural else "accelerator"
+        head = reason[:m.start()]
+        before = re.split(r"[\s'\"(]+", head.rstrip())[-1].lower()
+        if article or (not plural and before in ("requires", "require", "needs", "need",
+                                                 "with", "without", "on", "using", "uses")):
+            word = "an " + word
+        if not head.strip(" '\"rRuU") and m.group(0)[0].isupper():
+            word = word[0].upper() + word[1:]
+        return word
+    return _CUDA_PHRASE.sub(repl, reason)
+
+
+def _reason_edits(facts, call) -> list:
+    """The gate's reason (`reason=` or unittest's second argument) when it names CUDA: it
+    would no longer say why the test is skipped."""
+    reason = next((k.value for k in call.keywords if k.arg in ("reason", "msg")), None)
+    if reason is None and len(call.args) > 1:
+        reason = call.args[1]
+    if not (isinstance(reason, ast.Constant) and isinstance(reason.value, str)):
+        return []
+    src = facts.source(reason)
+    if not _CUDA_PHRASE.search(reason.value) or "\\" in src or "\n" in src:
+        return []
+    new = _reason_text(src)
+    if new == src:
+        return []
+    s, e = facts.span(reason)
+    return [Edit(s, e, new)]
 
 
 def _inside(facts, node, root) -> bool:

@@ -43,14 +43,20 @@ class TorchCudaApi(Rule):
     offered. Where `torch.accelerator` lacks the API at the target, the table may name the
     device module's function instead, `torch.get_device_module().X` (torch >= 2.4: the current
     accelerator's module, `torch.cuda` on CUDA): RNG state (`get_rng_state`, `set_rng_state`,
-    `initial_seed`), `reset_peak_memory_stats`, `mem_get_info`, `empty_cache`. A call that is a
-    silent no-op without CUDA (`empty_cache`, `set_rng_state`) is fixed only as a statement of
-    its own, run under `if torch.accelerator.is_available():` so that a machine without an
-    accelerator still does nothing. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
+    `initial_seed`), `reset_peak_memory_stats`, `mem_get_info`, `empty_cache`; the CPU module
+    has none of them, so where the original runs without CUDA (`empty_cache`, `set_rng_state`
+    are no-ops) or has nothing to do there (resetting counters) the fix asks for an accelerator
+    first, as below. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
     (DL106 rewrites the whole choice). A test's `mock.patch("torch.cuda.empty_cache", ...)` /
     `monkeypatch.setattr("torch.cuda.empty_cache", ...)` names the API as a string: once the
     code under test calls `torch.accelerator.empty_cache`, the patch no longer intercepts it,
     so the string follows the same table.
+
+    Where the original runs without an accelerator (`torch.cuda.empty_cache()` is a no-op, the
+    memory counters read 0) or has nothing to do there (`synchronize`, resetting counters) while
+    the replacement raises, the fix asks `torch.accelerator.is_available()` first: a statement
+    becomes an `if` block, an expression `(<call> if torch.accelerator.is_available() else
+    <value>)` (the table's `cpu_value`).
 
     ## Fix safety
     Safe where the replacement takes the same arguments with the same meaning on CUDA; unsafe
@@ -93,13 +99,23 @@ class TorchCudaApi(Rule):
     ]
     invalid = [
         Invalid("import torch\ntorch.cuda.synchronize()\n",
-                "import torch\ntorch.accelerator.synchronize()\n"),
+                'import torch\n'
+                'if torch.accelerator.is_available():\n'
+                '    torch.accelerator.synchronize()\n'),
         Invalid("import torch as th\nth.cuda.synchronize()\n",
-                "import torch as th\nth.accelerator.synchronize()\n"),
+                'import torch as th\n'
+                'if th.accelerator.is_available():\n'
+                '    th.accelerator.synchronize()\n'),
         Invalid("from torch import cuda\ncuda.synchronize()\n",
-                "from torch import cuda\nimport torch\ntorch.accelerator.synchronize()\n"),
+                'from torch import cuda\n'
+                'import torch\n'
+                'if torch.accelerator.is_available():\n'
+                '    torch.accelerator.synchronize()\n'),
         Invalid("from torch.cuda import synchronize\nsynchronize()\n",
-                "from torch.cuda import synchronize\nimport torch\ntorch.accelerator.synchronize()\n"),
+                'from torch.cuda import synchronize\n'
+                'import torch\n'
+                'if torch.accelerator.is_available():\n'
+                '    torch.accelerator.synchronize()\n'),
         Invalid("import torch\nlaunch(gpus_per_node=torch.cuda.device_count)\n",
                 "import torch\nlaunch(gpus_per_node=torch.accelerator.device_count)\n"),
         Invalid("import torch\nn = torch.cuda.device_count()\n",
@@ -107,9 +123,11 @@ class TorchCudaApi(Rule):
         # torch.accelerator lacks the API at the target: the device module's function
         Invalid("import torch\ns = torch.cuda.get_rng_state()\n",
                 "import torch\ns = torch.get_device_module().get_rng_state()\n"),
+        # a no-op without CUDA stays one, and a reset that has nothing to do there runs: the
+        # call runs only where an accelerator is available
         Invalid("import torch\n\n\ndef f():\n    torch.cuda.reset_peak_memory_stats()\n",
-                "import torch\n\n\ndef f():\n    torch.get_device_module().reset_peak_memory_stats()\n"),
-        # a no-op without CUDA stays one: the call runs only where an accelerator is available
+                "import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n"
+                "        torch.get_device_module().reset_peak_memory_stats()\n"),
         Invalid("import torch\n\n\ndef f():\n    torch.cuda.empty_cache()  # free\n",
                 "import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n"
                 "        torch.get_device_module().empty_cache()  # free\n"),
@@ -122,7 +140,8 @@ class TorchCudaApi(Rule):
                 "    torch.get_device_module().empty_cache()\n", count=2),
         # `torch` used but never bound: it comes from the star import
         Invalid("from .llama import *\n\n\ndef f():\n    torch.cuda.synchronize()\n",
-                "from .llama import *\n\n\ndef f():\n    torch.accelerator.synchronize()\n"),
+                "from .llama import *\n\n\ndef f():\n    if torch.accelerator.is_available():\n"
+                "        torch.accelerator.synchronize()\n"),
         # legacy typed constructors
         Invalid("import torch\n\n\ndef norm(total, device):\n"
                 "    return torch.cuda.FloatTensor([float(total)])\n",
@@ -132,8 +151,10 @@ class TorchCudaApi(Rule):
                 "import torch\n\n\ndef buf(device):\n"
                 "    return torch.empty((2, 3), dtype=torch.int32, device=device)\n"),
         Invalid("import torch\nt = torch.cuda.LongTensor(values)\n", None),
-        # not a statement of its own: flagged, no fix
-        Invalid("import torch\nif x: torch.cuda.empty_cache()\n", None),
+        # not a statement on its own lines: the call becomes a conditional expression
+        Invalid("import torch\nif x: torch.cuda.empty_cache()\n",
+                "import torch\nif x: (torch.get_device_module().empty_cache() "
+                "if torch.accelerator.is_available() else None)\n"),
         Invalid('from unittest.mock import patch\n\nwith patch("torch.cuda.synchronize", f):\n'
                 '    run()\n',
                 'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'

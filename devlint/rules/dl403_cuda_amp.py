@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 
 from devlint.diagnostics import Edit
-from devlint.analysis.fixkit import Expr, make_fix
+from devlint.analysis.fixkit import Expr, bare, make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._device import device_strings, device_type_expr, skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -37,7 +37,7 @@ class CudaAmp(Rule):
 
     Use instead:
     ```python
-    with torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):
+    with torch.autocast((torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type):
         y = model(x)
     ```
 
@@ -48,13 +48,20 @@ class CudaAmp(Rule):
     `@torch.amp.custom_fwd(device_type=<device type>)` (torch >= 2.4). An import from
     `torch.cuda.amp` is removed once no use of its names is left.
 
+    With the torch profile the fixed call also gets `enabled=torch.accelerator.is_available()`
+    (or `enabled=<given> and ...`): without CUDA the original is disabled (autocast warns and
+    does nothing, the scaler passes values through), and the fixed code must not turn on CPU
+    autocast (bfloat16) or loss scaling there. vLLM's CPU platform is a deliberate target, so
+    the vllm profile writes the device type alone.
+
     ## Fix safety
     Replacing the literal and `GradScaler` are safe. `torch.cuda.amp.autocast` -> `torch.autocast`
     is unsafe: positional arguments mean different things, and the default dtype comes from the
     device instead of being float16.
 
     ## Profiles
-    - `torch`: `(torch.accelerator.current_accelerator() or torch.device("cpu")).type`.
+    - `torch`: `(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")).type`
+      (target-torch 2.7+; 2.6 asks `torch.accelerator.is_available()` first; none below 2.6).
     - `vllm`: `current_platform.device_type`.
     """
 
@@ -93,7 +100,9 @@ class CudaAmp(Rule):
         Invalid("from torch.cuda.amp import autocast\nwith autocast(True):\n    pass\n", None,
                 count=2),
         Invalid("import torch\nwith torch.cuda.amp.autocast():\n    pass\n",
-                'import torch\nwith torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type):\n    pass\n'),
+                'import torch\n'
+                'with torch.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=torch.accelerator.is_available()):\n'
+                '    pass\n'),
         Invalid("import torch\ns = torch.cuda.amp.GradScaler(init_scale=2.0)\n",
                 "import torch\nfrom vllm.platforms import current_platform\n"
                 "s = torch.amp.GradScaler(current_platform.device_type, init_scale=2.0)\n",
@@ -103,7 +112,10 @@ class CudaAmp(Rule):
                 "with torch.autocast(current_platform.device_type, dtype=torch.bfloat16):\n    pass\n",
                 profile="vllm"),
         Invalid('from torch.cuda import amp\nwith amp.autocast(enabled=True):\n    pass\n',
-                'from torch.cuda import amp\nimport torch\nwith torch.autocast((torch.accelerator.current_accelerator() or torch.device("cpu")).type, enabled=True):\n    pass\n'),
+                'from torch.cuda import amp\n'
+                'import torch\n'
+                'with torch.autocast(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", enabled=True and torch.accelerator.is_available()):\n'
+                '    pass\n'),
     ]
 
     def check(self, facts):
@@ -139,7 +151,13 @@ class CudaAmp(Rule):
                 repl = local + repl[len("torch"):]
                 s, _ = facts.span(node)
                 _, e = facts.span(call)
-                args = [t.text, *(facts.source(k) for k in call.keywords)]
+                kws = [facts.source(k) for k in call.keywords]
+                if facts.profile == "torch" and "enabled" not in {k.arg for k in call.keywords}:
+                    kws.append(f"enabled={_available(facts)}")
+                elif facts.profile == "torch":
+                    kws = [f"enabled={_and_available(facts, k.value)}" if k.arg == "enabled"
+                           else facts.source(k) for k in call.keywords]
+                args = [bare(t.text), *kws]
                 new = f"{repl}({', '.join(args)})"
                 fix = make_fix(facts, f"Use `{entry.replacement}` with the profile's device type",
                                [Edit(s, e, new)], Expr(new, imports, "", entry.safe),
@@ -165,8 +183,10 @@ class CudaAmp(Rule):
                 continue
             t = device_type_expr(facts)
             s, e = facts.span(node)
-            fix = make_fix(facts, f"Use the profile's device type `{t.text}`", [Edit(s, e, t.text)],
-                           t)
+            edits = [Edit(s, e, t.text)]
+            if facts.profile == "torch" and q in _ENABLED_AT:
+                edits.extend(_enabled_edits(facts, par, _ENABLED_AT[q]))
+            fix = make_fix(facts, f"Use the profile's device type `{t.text}`", edits, t)
             yield self.diagnostic(facts, node, f"`{facts.source(par.func)}` pinned to CUDA", fix)
 
     def _custom_fwd_bwd(self, facts, node, entry, target):
@@ -265,6 +285,41 @@ def _remove_statement(facts, stmt):
     if block is not None and len(block) == 1 and not isinstance(par, ast.Module):
         return Edit(start, end, "pass")
     return Edit(line_start, rest_end, "")
+
+
+# where `enabled` stands positionally in the generic APIs
+_ENABLED_AT = {"torch.autocast": 2, "torch.amp.autocast": 2, "torch.amp.GradScaler": 5}
+
+
+def _available(facts) -> str:
+    return f"{facts.torch_name() or 'torch'}.accelerator.is_available()"
+
+
+def _and_available(facts, value) -> str:
+    src = facts.source(value)
+    if not isinstance(value, (ast.Name, ast.Constant, ast.Attribute, ast.Call)):
+        src = f"({src})"
+    return f"{src} and {_available(facts)}"
+
+
+def _enabled_edits(facts, call, position) -> list:
+    """Without CUDA the original is disabled (autocast warns and does nothing, the scaler
+    passes values through): the fixed code stays disabled where no accelerator is available,
+    instead of turning on CPU autocast (bfloat16) or loss scaling there."""
+    kw = next((k for k in call.keywords if k.arg == "enabled"), None)
+    if kw is not None:
+        s, e = facts.span(kw.value)
+        return [Edit(s, e, _and_available(facts, kw.value))]
+    if len(call.args) > position:
+        arg = call.args[position]
+        s, e = facts.span(arg)
+        return [Edit(s, e, _and_available(facts, arg))]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None
+                                                                for k in call.keywords):
+        return []
+    last = max([*call.args, *call.keywords], key=lambda n: facts.span(n)[1])
+    _, e = facts.span(last)
+    return [Edit(e, e, f", enabled={_available(facts)}")]
 
 
 RULE = CudaAmp

@@ -43,7 +43,7 @@ class HardcodedDistBackend(Rule):
     ```python
     dist.init_process_group(
         torch.distributed.get_default_backend_for_device(
-            torch.accelerator.current_accelerator() or torch.device("cpu")),
+            torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")),
         rank=rank, world_size=world_size)
     ```
 
@@ -81,8 +81,9 @@ class HardcodedDistBackend(Rule):
     ]
     invalid = [
         Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n',
-                'import torch.distributed as dist\nimport torch\ndist.init_process_group('
-                'torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or torch.device("cpu")))\n'),
+                'import torch.distributed as dist\n'
+                'import torch\n'
+                'dist.init_process_group(torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu"))\n'),
         Invalid('init_distributed_environment(world_size, rank, backend="hccl")\n',
                 'from vllm.platforms import current_platform\n'
                 'init_distributed_environment(world_size, rank, backend=current_platform.dist_backend)\n',

@@ -36,14 +36,19 @@ line+="|args=$*"
 printf '%s\n' "$line" >> "$STUB_LOG"
 """
 
-# curl stands in for "is the server on PORT up?": it answers once the stub server for that
-# port has recorded its start, so scripts that wait for servers finish deterministically.
+# curl stands in for "is the server on PORT up?": it answers once a stub server for that port
+# has recorded a start that no earlier answer accounted for (a script may start a server on the
+# same port again after killing the first), so scripts that wait for servers finish
+# deterministically, whatever the machine's load.
 _CURL = r"""#!/bin/bash
 url="${@: -1}"
 port="${url#*localhost:}"
 port="${port%%/*}"
+answered="$STUB_ROOT/curl-answered-$port"
+seen=$(cat "$answered" 2>/dev/null || echo 0)
 for _ in $(seq 3000); do
-  if grep -q -- "--port $port" "$STUB_LOG" 2>/dev/null; then exit 0; fi
+  started=$(grep -c -- "--port $port" "$STUB_LOG" 2>/dev/null)
+  if [ "${started:-0}" -gt "$seen" ]; then echo $((seen + 1)) > "$answered"; exit 0; fi
   /bin/sleep 0.01
 done
 exit 7
@@ -106,6 +111,8 @@ class Stubs:
             extra_env: dict | None = None) -> Run:
         if self.log.exists():
             self.log.unlink()
+        for answered in self.root.glob("curl-answered-*"):
+            answered.unlink()
         self.log.touch()
         env = {
             "PATH": f"{self.bin}{os.pathsep}/usr/local/bin{os.pathsep}/usr/bin{os.pathsep}/bin",

@@ -189,10 +189,11 @@ def test_real_vllm_script_is_flagged_fixed_and_runs(stubs, tmp_path, device_type
     fixed.write_text(fix_shell(text, str(script)))
     assert subprocess.run(["bash", "-n", str(fixed)], check=False).returncode == 0
     run = stubs.run(fixed, device_type=device_type)
-    # The script's EXIT trap runs `kill $(jobs -pr)`, which fails (status 2) when, as with
-    # stubs, no server is still running: the original script ends the same way.
+    # The script's EXIT trap runs `kill $(jobs -pr)`: it fails (status 2) when no stub server
+    # is still running, and succeeds (0) when one still is, a race in the script itself that
+    # either run can lose. Both runs must end in one of those two ways, as the original does.
     original = stubs.run(script, device_type=device_type)
-    assert run.returncode == original.returncode, run.stderr[-2000:]
+    assert run.returncode in (0, 2) and original.returncode in (0, 2), run.stderr[-2000:]
     assert "All MultiConnector accuracy tests passed!" in run.stdout
     # (the proxy starts in the background and may be killed by that trap before its stub
     # records anything, in either run: it is not compared)
