@@ -67,6 +67,10 @@ class FileFacts:
     _scope_memo: dict = field(default_factory=dict)
     docstring_end_row: int = 0
     future_end_row: int = 0
+    # `--show-exempt`: [(rule, node, Reason)] that `rules._device.skipped` records while the
+    # rule `rule` runs (None: not collecting)
+    exempt: list | None = None
+    rule: object = None
 
     # --- positions -------------------------------------------------------------------
     @property

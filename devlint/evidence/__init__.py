@@ -17,12 +17,36 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `not_a_device`: code that never puts a value on a device (a type annotation, a
   `TYPE_CHECKING` block).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
-  only called on CUDA) live with the project stage, `devlint.engine.project`, which
-  reads the package around a file.
+  only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
+  reads the package around a file; `test_double` and `only_called_on_cuda` state them.
+
+`PRINCIPLES` names them all, each with the module whose docstring states it: the one source
+of `principle_summary` (`devlint rule` and docs/rules/ print it).
 
 This layer imports only the configuration layer (data) and the standard library.
 """
 from __future__ import annotations
+
+
+# principle -> the module whose docstring states it (first line: "Principle: ...")
+PRINCIPLES = {
+    "cuda-only-module": "devlint.evidence.cuda_only_module",
+    "cuda-only-scope": "devlint.evidence.cuda_only_scope",
+    "cuda-guard": "devlint.evidence.cuda_guard",
+    "platform-ladder": "devlint.evidence.platform_ladder",
+    "not-a-device": "devlint.evidence.not_a_device",
+    "test-double": "devlint.evidence.test_double",
+    "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+}
+
+
+def principle_summary(name: str) -> str:
+    """The principle's one-sentence statement, from its module's docstring."""
+    import importlib
+
+    doc = importlib.import_module(PRINCIPLES[name]).__doc__ or ""
+    first = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    return first.removeprefix("Principle:").strip()
 
 
 class Reason(str):
@@ -61,3 +85,14 @@ class Reason(str):
 
     def to_dict(self) -> dict:
         return {"principle": self.principle, "message": self.text, "location": self.location}
+
+    @classmethod
+    def from_dict(cls, data) -> "Reason":
+        """The inverse of `to_dict` (a stored reason); a plain str is a reason without a
+        principle or a place (what older stores hold)."""
+        if isinstance(data, str):
+            return cls("exempt", data)
+        where, line = data.get("location"), None
+        if where and where.rpartition(":")[2].isdigit():
+            where, line = where.rpartition(":")[0], int(where.rpartition(":")[2])
+        return cls(data.get("principle") or "exempt", data.get("message") or "", where, line)

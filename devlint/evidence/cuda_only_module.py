@@ -64,17 +64,19 @@ def _profile_folder_reason(path: str, profile: str) -> Reason | None:
     return None
 
 
-def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> Reason | None:
+def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
+                      by_path: bool = True) -> Reason | None:
     """Why a file is CUDA-only by construction (devlint/data/cuda_only.toml): its folder, its
-    name, or an unconditional top-level import of a CUDA-only stack (an import inside
-    try/except or an `if` is optional)."""
+    name (unless `by_path` is false: the `skip-cuda-only-paths` setting), or an unconditional
+    top-level import of a CUDA-only stack (an import inside try/except or an `if` is
+    optional)."""
     folders, stem_re, imports = _cuda_only_defaults()[1 if alike else 0]
     parts = os.path.abspath(path).replace(os.sep, "/").split("/")
-    for folder in parts[:-1]:
+    for folder in parts[:-1] if by_path else ():
         if folder in folders:
             return Reason(_P, f"in a `{folder}/` folder", path)
     stem = parts[-1].rsplit(".", 1)[0]
-    if _names_cuda_stem(stem_re, stem):
+    if by_path and _names_cuda_stem(stem_re, stem):
         return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
     if is_test_path(parts):
         # a test module importing a CUDA-only stack gates those tests; its device constants

@@ -8,7 +8,8 @@ from devlint.diagnostics import Edit
 from devlint.analysis.model import simple_name
 from devlint.analysis.fixkit import Expr, make_fix, parens_redundant
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
-from devlint.rules._device import guards_cuda_only, skipped
+from devlint.evidence.not_a_device import annotation_reason
+from devlint.rules._device import guards_cuda_only, note_exempt, skipped
 from devlint.source import newline_of
 
 
@@ -80,6 +81,7 @@ def _table_uses(rule, facts, table, target, annotations):
         if w is not None and w.annotation:
             if annotations is not None:
                 annotations.append((node, par, qual, entries))
+            note_exempt(facts, node, annotation_reason(node, facts.path))
             continue
         if not (isinstance(par, ast.Call) and par.func is node):
             if not (isinstance(par, ast.keyword) or (isinstance(par, ast.Call)

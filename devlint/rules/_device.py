@@ -35,7 +35,18 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     The table-driven API rules pass `guards=False`: SPEC section 3 exempts *literals* under
     CUDA guards, while a `torch.cuda.X()` with a `torch.accelerator` equivalent is the same call
     on CUDA and upstream replaces it inside such guards too (vLLM #30679)."""
-    return why_skipped(facts, node, api, annotations, guards) is not None
+    reason = why_skipped(facts, node, api, annotations, guards)
+    if reason is not None:
+        note_exempt(facts, node, reason)
+    return reason is not None
+
+
+def note_exempt(facts, node, reason) -> None:
+    """Record, for `--show-exempt`, that the running rule leaves `node` unreported for
+    `reason` (a `devlint.evidence.Reason`); nothing unless the run collects them. A place some
+    rule reports after all is dropped from the list (`engine.linter.exempt_entries`)."""
+    if facts.exempt is not None and facts.rule is not None:
+        facts.exempt.append((facts.rule, node, reason))
 
 
 def why_skipped(facts, node, api: bool = False, annotations: bool = False,

@@ -8,7 +8,7 @@ from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._api_table import table_findings, target_of
 from devlint.rules._device import skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import TABLE_API, Invalid, Rule, Valid
 
 
 class TorchCudaApi(Rule):
@@ -61,6 +61,7 @@ class TorchCudaApi(Rule):
     code = "DL401"
     name = "torch-cuda-api"
     summary = "`torch.cuda` API with a device-generic `torch.accelerator` equivalent"
+    exempt_by = TABLE_API
 
     valid = [
         Valid("import torch\ntorch.accelerator.synchronize()\n"),

@@ -5,7 +5,7 @@ import ast
 
 from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.rules._api_table import table_findings
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import TABLE_API, Invalid, Rule, Valid
 
 
 class CudaManualSeed(Rule):
@@ -48,6 +48,7 @@ class CudaManualSeed(Rule):
     code = "DL404"
     name = "cuda-manual-seed"
     summary = "`torch.cuda.manual_seed` seeds CUDA generators only"
+    exempt_by = TABLE_API
 
     valid = [
         Valid("import torch\ntorch.manual_seed(0)\n"),
