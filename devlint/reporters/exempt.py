@@ -67,8 +67,8 @@ def write_summary(out, ctx) -> None:
     if alike:
         out.write(f"{alike} file{'s' if alike != 1 else ''} skipped by the torch.cuda API "
                   f"rules as CUDA-alike (ROCm): {where}.\n")
-    if ctx.exempt is not None:
-        n = sum(1 for e in ctx.exempt if not e.whole_file)
+    n = sum(1 for e in ctx.exempt if not e.whole_file) if ctx.exempt is not None else 0
+    if n:
         out.write(f"{n} candidate{'s' if n != 1 else ''} not reported: listed above.\n")
 
 
