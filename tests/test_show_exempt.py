@@ -22,7 +22,7 @@ MODEL = textwrap.dedent("""\
         return t.to("cuda")
     """)
 CUDA_UTILS = 'DEVICE = "cuda"\n'
-KERNEL = 'import cupy\nimport torch\n\nx = torch.zeros(2, device="cuda")\n'
+KERNEL = 'import cupy\nimport torch\n\nx = torch.zeros(2, device="cuda")\ntorch.cuda.synchronize()\n'
 
 
 def run(*args, cwd):
@@ -65,8 +65,10 @@ def test_text_lists_each_candidate_with_principle_and_evidence(proj):
     assert "pkg/kernel.py: whole file not reported [cuda-only-module] imports `cupy` " \
            "(pkg/kernel.py:1)\n" in rest
     assert "pkg/kernel.py:4:27: DL103 [cuda-only-module] imports `cupy` (pkg/kernel.py:1)\n" in rest
+    # the API rules do not look at a CUDA-only file: what they would report is listed too
+    assert "pkg/kernel.py:5:1: DL401 [cuda-only-module] imports `cupy` (pkg/kernel.py:1)\n" in rest
     assert "2 files skipped as CUDA-only: listed above.\n" in rest
-    assert "4 candidates not reported: listed above.\n" in rest
+    assert "5 candidates not reported: listed above.\n" in rest
     # a reported place is never listed as exempt too
     assert "pkg/model.py:8:17" not in rest
 
