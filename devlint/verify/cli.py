@@ -29,7 +29,7 @@ def verify_command(targets, devices, reference, output_format, output_file, list
     """Run verification cases on every device and check they agree.
 
     TARGETS are Python files, folders of them, or module paths declaring cases with
-    @devlint.verify.case; with none, the built-in targets in fixtures/verify/ run.
+    @devlint.verify.case; with none, the built-in cases (devlint.verify.cases) run.
     Exit 0: all agree; 1: a mismatch or failure; 2: usage or environment error.
     """
     from .devices import VerifyEnvironmentError, import_torch, select_devices

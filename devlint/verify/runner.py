@@ -23,20 +23,11 @@ class VerifyUsageError(ValueError):
 # --------------------------------------------------------------------------- targets
 
 
-def builtin_targets_dir() -> Path:
-    """``fixtures/verify`` of the source checkout devlint runs from."""
-    return Path(__file__).resolve().parents[2] / "fixtures" / "verify"
-
-
 def default_targets() -> list[str]:
-    folder = builtin_targets_dir()
-    files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_")) if folder.is_dir() else []
-    if not files:
-        raise VerifyUsageError(
-            f"no targets given and no built-in targets found in {folder} "
-            "(they live in devlint's source checkout, fixtures/verify/)"
-        )
-    return [str(p) for p in files]
+    """The built-in targets: modules of :mod:`devlint.verify.cases`, shipped in the package."""
+    from .cases import BUILTIN_TARGETS
+
+    return list(BUILTIN_TARGETS)
 
 
 def _module_name_for(path: Path) -> str:
@@ -178,19 +169,24 @@ class VerifyRun:
 
 _SKIP_PARTS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep,
                os.sep + "torch" + os.sep, os.sep + "triton" + os.sep)
-_OWN_DIR = str(Path(__file__).resolve().parent)
+_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
+_CASES_DIR = _OWN_DIR + "cases" + os.sep
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2]) + os.sep
 
 
 def _where(exc: BaseException, depth: int = 3) -> str | None:
     """file:line of the innermost frames in the code under test (not torch, not the runner),
-    innermost first: ``a.py:3 in f <- b.py:9 in g``."""
+    innermost first: ``a.py:3 in f <- b.py:9 in g``. The built-in cases and their fixtures are
+    code under test wherever devlint is installed, shown as ``devlint/verify/cases/...``."""
     cwd = os.getcwd() + os.sep
     found = []
     for fr in reversed(traceback.extract_tb(exc.__traceback__)):
         fname = fr.filename
-        if fname.startswith(_OWN_DIR) or any(p in fname for p in _SKIP_PARTS) or fname.startswith("<"):
+        if fname.startswith(_CASES_DIR):
+            fname = fname[len(_PACKAGE_PARENT):]
+        elif fname.startswith(_OWN_DIR) or any(p in fname for p in _SKIP_PARTS) or fname.startswith("<"):
             continue
-        if fname.startswith(cwd):
+        elif fname.startswith(cwd):
             fname = fname[len(cwd):]
         found.append(f"{fname}:{fr.lineno} in {fr.name}")
         if len(found) == depth:

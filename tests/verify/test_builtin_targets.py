@@ -1,4 +1,4 @@
-"""The built-in targets (fixtures/verify/): they agree on the CPU, the unfixed seed code fails
+"""The built-in targets (devlint.verify.cases): they agree on the CPU, the unfixed seed code fails
 there with the device error, and deliberately broken "fixed" variants are caught."""
 import json
 import os
@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _env():
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
 FIXTURES = os.path.join(ROOT, "fixtures")
+CASES = os.path.join(ROOT, "devlint", "verify", "cases")
 CUDA = torch.cuda.is_available()
 
 
@@ -62,7 +63,8 @@ def test_unfixed_kv_connector_fails_on_cpu_with_the_device_error(builtin_json):
         orig = by_name(builtin_json)[name]["results"]["cpu"]["original"]
         assert orig["status"] == "fails"
         assert "Torch not compiled with CUDA enabled" in orig["message"]
-        assert orig["where"].startswith(os.path.join("fixtures", "kv_connector", "example_connector.py") + ":")
+        assert orig["where"].startswith(
+            os.path.join("devlint", "verify", "cases", "fixtures", "kv_connector", "example_connector.py") + ":")
         assert "in start_load_kv" in orig["where"]
 
 
@@ -81,7 +83,7 @@ def test_fla_kernels_are_reported_not_applicable_on_cpu(builtin_json):
 
 
 def test_text_table(builtin_json):
-    proc = verify("--devices", "cpu", os.path.join("fixtures", "verify", "kv_connector_cases.py"))
+    proc = verify("--devices", "cpu", "devlint.verify.cases.kv_connector")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "devlint verify: 2 cases on cpu (reference: cpu)"
@@ -105,7 +107,7 @@ def test_off_by_one_slot_injection_is_caught(tmp_path):
     proc = _run_broken(tmp_path, f"""
         import importlib.util, pathlib, sys
         spec = importlib.util.spec_from_file_location(
-            "kv_cases_for_test", {os.path.join(FIXTURES, "verify", "kv_connector_cases.py")!r})
+            "kv_cases_for_test", {os.path.join(CASES, "kv_connector.py")!r})
         kv = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(kv)
         from devlint.verify import case
@@ -156,7 +158,7 @@ def test_broken_gather_is_caught(tmp_path):
     (tmp_path / "gather_broken.py").write_text(broken)
     proc = _run_broken(tmp_path, f"""
         import importlib.util, pathlib
-        spec = importlib.util.spec_from_file_location("kda_cases_for_test", {os.path.join(FIXTURES, "verify", "kda_cases.py")!r})
+        spec = importlib.util.spec_from_file_location("kda_cases_for_test", {os.path.join(CASES, "kda.py")!r})
         kda = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(kda)
         from devlint.verify import case
