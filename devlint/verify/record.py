@@ -144,6 +144,21 @@ def _original_from(data: dict | None) -> OriginalResult | None:
 # --------------------------------------------------------------------------- writing
 
 
+def _shown_sources(files: list[str]) -> list[str]:
+    """The case's source files for people: relative to the folder of the file defining the case
+    (the first), where they are inside it; else by name."""
+    if not files:
+        return []
+    base = Path(files[0]).resolve().parent
+    shown = []
+    for path in files:
+        try:
+            shown.append(Path(path).resolve().relative_to(base).as_posix())
+        except ValueError:
+            shown.append(os.path.basename(path))
+    return shown
+
+
 def default_label() -> str:
     return socket.gethostname() or "machine"
 
@@ -179,7 +194,7 @@ def build_record(run: VerifyRun, label: str | None = None) -> tuple[dict, dict]:
             "target": r.case.target,
             "description": r.case.description,
             "source_sha256": r.case.source_hash(),
-            "sources": [os.path.basename(p) for p in r.case.source_files()],
+            "sources": _shown_sources(r.case.source_files()),
             "tolerance": encode_tolerance(r.case.tolerance),
             "has_original": r.case.original is not None,
             "status": r.status,
