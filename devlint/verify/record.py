@@ -222,7 +222,10 @@ def build_record(run: VerifyRun, label: str | None = None) -> tuple[dict, dict]:
 def write_record(run: VerifyRun, directory: str | os.PathLike, label: str | None = None) -> Path:
     """Write ``run`` as a record into ``directory`` (created; a previous record there is replaced,
     anything else there is refused)."""
-    from safetensors.torch import save_file
+    try:
+        from safetensors.torch import save_file
+    except ImportError as exc:
+        raise RecordError(f"--record needs safetensors ({exc}): pip install 'devlint[verify]'") from exc
 
     folder = Path(directory)
     if folder.exists() and not folder.is_dir():
@@ -233,7 +236,13 @@ def write_record(run: VerifyRun, directory: str | os.PathLike, label: str | None
         raise RecordError(f"{folder}: not empty ({', '.join(strangers[:5])}); record into an empty folder")
     manifest, tensors = build_record(run, label)
     tmp = folder / (TENSORS + ".tmp")
-    save_file(tensors, str(tmp), metadata={"format": FORMAT, "devlint_version": manifest["devlint_version"]})
+    try:
+        save_file(tensors, str(tmp), metadata={"format": FORMAT, "devlint_version": manifest["devlint_version"]})
+    except ImportError as exc:  # safetensors' torch API writes through numpy
+        raise RecordError(f"--record cannot write {TENSORS} ({exc}): pip install 'devlint[verify]'") from exc
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # safetensors creates it private; a record is meant to be shared
     manifest["tensors_sha256"] = _sha256(tmp)
     os.replace(tmp, folder / TENSORS)
     text = json.dumps(manifest, indent=1, sort_keys=False) + "\n"
@@ -291,7 +300,10 @@ def read_record(directory: str | os.PathLike) -> Record:
         raise RecordError(f"{folder}: {tensor_path.name} is missing")
     if manifest.get("tensors_sha256") and manifest["tensors_sha256"] != _sha256(tensor_path):
         raise RecordError(f"{tensor_path}: does not match the manifest's sha256 (a partial copy?)")
-    from safetensors.torch import load_file
+    try:
+        from safetensors.torch import load_file
+    except ImportError as exc:
+        raise RecordError(f"--compare needs safetensors ({exc}): pip install 'devlint[verify]'") from exc
 
     return Record(folder, manifest, load_file(str(tensor_path)))
 

@@ -92,6 +92,7 @@ def test_record_then_compare_agrees(tmp_path, cases_file):
     a = record(cases_file, tmp_path / "a", "machine-a")
     b = record(cases_file, tmp_path / "b", "machine-b")
     assert sorted(p.name for p in a.iterdir()) == [MANIFEST, TENSORS]
+    assert (a / TENSORS).stat().st_mode & 0o044 == (a / MANIFEST).stat().st_mode & 0o044  # as shareable
     manifest = json.loads((a / MANIFEST).read_text())
     assert manifest["format"] == "devlint-verify-record" and manifest["label"] == "machine-a"
     assert manifest["devices"] == ["cpu"] and manifest["reference"] == "cpu"
@@ -195,3 +196,12 @@ def test_record_refuses_a_folder_with_other_files_and_usage_errors(tmp_path, cas
     record(cases_file, tmp_path / "again", "one")
     record(cases_file, tmp_path / "again", "two")
     assert json.loads((tmp_path / "again" / MANIFEST).read_text())["label"] == "two"
+
+
+def test_record_without_numpy_says_what_to_install(tmp_path, cases_file, monkeypatch):
+    # safetensors' torch API writes through numpy: the verify extra installs it; without it, a
+    # clear error (exit 2), not a traceback.
+    monkeypatch.setitem(__import__("sys").modules, "numpy", None)
+    code, out = invoke(str(cases_file), "--devices", "cpu", "--record", str(tmp_path / "r"))
+    assert code == 2, out
+    assert "--record cannot write tensors.safetensors" in out and "pip install 'devlint[verify]'" in out
