@@ -169,3 +169,44 @@ def test_broken_gather_is_caught(tmp_path):
     """)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "gathered rows (zero where no initial state)" in proc.stdout and "MISMATCH" in proc.stdout
+
+
+def test_shell_script_hands_each_vendor_its_visibility_variable(builtin_json):
+    cases = by_name(builtin_json)
+    expected = {"cuda": "CUDA_VISIBLE_DEVICES", "rocm": "HIP_VISIBLE_DEVICES", "xpu": "ZE_AFFINITY_MASK",
+                "npu": "ASCEND_RT_VISIBLE_DEVICES"}
+    for kind, var in expected.items():
+        cpu = cases[f"shell.multi_connector[{kind}]"]["results"]["cpu"]
+        assert cpu["status"] == "ok"
+        (check,) = cpu["checks"]
+        assert check["ok"] and check["name"] == f"{var} carries each command's devices"
+        orig = cpu["original"]
+        if kind == "cuda":
+            assert orig["status"] == "ok"
+        else:  # the unfixed script hands every vendor CUDA_VISIBLE_DEVICES
+            assert orig["status"] == "fails"
+            assert orig["message"] == (f"AssertionError: prefill server received {{'CUDA_VISIBLE_DEVICES': '0'}}, "
+                                       f"a {kind} runtime reads {var}")
+
+
+def test_broken_shell_fix_is_caught(tmp_path):
+    golden = open(os.path.join(FIXTURES, "golden", "torch", "shell", "run_multi_connector_accuracy_test.sh")).read()
+    # The decode server's prefix left as it was: a fix that missed one of the two eval'ed commands.
+    broken = golden.replace('BASE_CMD="$DEVICE_VISIBILITY_ENV=$DECODE_GPU', 'BASE_CMD="CUDA_VISIBLE_DEVICES=$DECODE_GPU')
+    assert broken != golden
+    (tmp_path / "broken.sh").write_text(broken)
+    proc = _run_broken(tmp_path, f"""
+        import pathlib
+        from devlint.verify import case, expect_equal
+        from devlint.verify.cases import shell
+
+        @case(name="broken_shell")
+        def broken_shell(device):
+            got = shell.run_script(pathlib.Path(__file__).with_name("broken.sh"), "xpu")
+            expect_equal("ZE_AFFINITY_MASK carries each command's devices", shell.expected("xpu"), got)
+            return got
+    """)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "broken_shell" in proc.stdout and "MISMATCH" in proc.stdout
+    assert "MISMATCH: ZE_AFFINITY_MASK carries each command's devices: decode server: key mismatch: " \
+           "missing keys ['ZE_AFFINITY_MASK'], extra keys ['CUDA_VISIBLE_DEVICES']" in proc.stdout

@@ -79,7 +79,7 @@ def test_devlint_verify_runs_the_builtin_cases_from_any_directory(installed):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads(proc.stdout)
     cases = {c["name"]: c for c in data["cases"]}
-    assert len(cases) == 10
+    assert len(cases) == 14
     for name, c in cases.items():
         cpu = c["results"]["cpu"]
         if name in FLA:
@@ -92,8 +92,10 @@ def test_devlint_verify_runs_the_builtin_cases_from_any_directory(installed):
     assert orig["status"] == "fails" and "Torch not compiled with CUDA enabled" in orig["message"]
     assert orig["where"].startswith(os.path.join("devlint", "verify", "cases", "fixtures", "kv_connector",
                                                  "example_connector.py") + ":")
+    # The shell script ships too (package data other than .py): its cases ran.
+    assert cases["shell.multi_connector[xpu]"]["results"]["cpu"]["original"]["status"] == "fails"
 
     text = _run([str(venv / "bin" / "devlint"), "verify"], work, env)
     assert text.returncode == 0, text.stdout[-3000:] + text.stderr[-3000:]
-    assert text.stdout.rstrip().endswith("10 cases: 6 ok, 0 mismatch, 0 error, 4 n/a")
+    assert text.stdout.rstrip().endswith("14 cases: 10 ok, 0 mismatch, 0 error, 4 n/a")
     assert sorted(os.listdir(work)) == []  # it wrote nothing where it ran
