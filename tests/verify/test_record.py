@@ -31,7 +31,9 @@ SHIFT = float(os.environ.get("DEVLINT_TEST_SHIFT", "0"))
 
 
 def original(device):
-    return torch.arange(4.0).to("cuda") * 2
+    # The same structure as the fixed code's result (on a CUDA machine it runs and is compared).
+    x = torch.arange(4.0).to("cuda") * 2 + SHIFT
+    return {"x": x, "n": torch.arange(3).to("cuda"), "meta": ("dims", 4, None, [True, 1.5])}
 
 
 @case(name="double", original=original)
@@ -115,8 +117,8 @@ def test_record_then_compare_agrees(tmp_path, cases_file):
     assert any(line.split() == ["gpu_only", "n/a", "n/a"] for line in lines)
     assert "machine-b/cpu: agrees with machine-a/cpu: max rel-RMS 0.00e+00" in out
     assert "check 'doubled': ok" in out and "note: a note" in out
-    if not torch.cuda.is_available():
-        assert any(line.split() == ["original", "fails", "fails"] for line in lines)
+    original_row = "ok" if torch.cuda.is_available() else "fails"
+    assert any(line.split() == ["original", original_row, original_row] for line in lines)
 
     code, out = invoke("--compare", str(b), "--compare", str(a), "--output-format", "json")
     assert code == 0
