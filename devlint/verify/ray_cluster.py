@@ -20,7 +20,6 @@ imports its own helpers needs them installed on the nodes.
 """
 from __future__ import annotations
 
-import os
 import re
 import sys
 import tempfile
@@ -115,7 +114,7 @@ def record_on_node(payload, devices: list[str] | None, label: str) -> dict:
         run = run_cases(load_targets(targets or None), chosen)
         folder = write_record(run, Path(tmp) / "record", label)
         return {"label": label, "manifest": (folder / MANIFEST).read_bytes(),
-                "tensors": (folder / TENSORS).read_bytes(), "node": os.uname().nodename}
+                "tensors": (folder / TENSORS).read_bytes()}
 
 
 def run_on_ray(targets: list[str] | None, address: str | None = None, devices: list[str] | None = None,
@@ -125,8 +124,6 @@ def run_on_ray(targets: list[str] | None, address: str | None = None, devices: l
     local instance) and compare the records."""
     ray = import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from .record import MANIFEST, TENSORS, RecordError, compare_records
 
     payload = _payload(targets)
     started_here = not ray.is_initialized()
@@ -160,7 +157,18 @@ def run_on_ray(targets: list[str] | None, address: str | None = None, devices: l
         if started_here:
             ray.shutdown()
 
-    root = Path(record_dir) if record_dir else Path(tempfile.mkdtemp(prefix="devlint-ray-records-"))
+    if record_dir:
+        return _compare_gathered(gathered, Path(record_dir), reference)
+    with tempfile.TemporaryDirectory(prefix="devlint-ray-records-") as tmp:
+        run = _compare_gathered(gathered, Path(tmp), reference)
+    for info in run.records or []:
+        info["path"] = None  # gone with the temporary folder (--record DIR keeps the records)
+    return run
+
+
+def _compare_gathered(gathered: list[dict], root: Path, reference: str | None) -> VerifyRun:
+    from .record import MANIFEST, TENSORS, RecordError, compare_records
+
     folders = []
     skipped = []
     for item in gathered:

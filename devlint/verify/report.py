@@ -96,8 +96,9 @@ def _header(run: VerifyRun) -> list[str]:
     lines = [f"devlint verify: {cases} from {len(run.records)} record{'s' if len(run.records) != 1 else ''} "
              f"(reference: {run.reference})"]
     for rec in run.records:
+        where = f", {rec['path']}" if rec.get("path") else ""
         lines.append(f"{rec['label']}: {_environment_line(rec.get('environment') or {})}"
-                     f" (recorded {rec.get('created')} on {rec.get('host')}, {rec.get('path')})")
+                     f" (recorded {rec.get('created')} on {rec.get('host')}{where})")
     return lines
 
 
