@@ -164,7 +164,7 @@ def default_label() -> str:
 
 
 def _devlint_version() -> str:
-    from devlint import __version__
+    from devlint._version import __version__
 
     return __version__
 
