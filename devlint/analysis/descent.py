@@ -10,12 +10,25 @@ from devlint.analysis.model import (
     _EXITS, _FUNCS, INTERESTING_STRING, FileFacts, Where, collect_imports,
 )
 from devlint.evidence.cuda_guard import (
-    _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_QUERIES, _alike_polarity, _is_type_checking, guard_reason,
+    _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
+    GATE_NAME, SKIP_IF, SKIP_UNLESS, _alike_polarity, _is_type_checking, guard_reason,
+    is_capability_name,
 )
+from devlint.evidence import several_platforms
+from devlint.evidence.capability_gate import capability_reason
 from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, _OTHER_PLATFORM_MODULES, _OTHER_PLATFORM_QUERIES, ladder_reason,
+    _CUDA_ARM_QUERIES, ladder_else_reason, ladder_reason, ladder_test_reason,
+    other_accelerator_test,
 )
+
+
+_DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
+
+
+def _called_name(call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
 
 
 class Descent:
@@ -30,6 +43,9 @@ class Descent:
         self.project_api = project_api_names()  # a project's own CUDA-only helpers
         self.dispatch_arms: set = set()  # ids of `if`s that are a dispatch's CUDA arm
         self.chained: set = set()  # ids of `if`s already seen as part of a chain
+        self.ladder_tests: dict = {}  # id(if) -> Reason: the test of a ladder's arm
+        self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
+        self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -39,7 +55,32 @@ class Descent:
         return i < len(self.hot) and self.hot[i] <= (node.end_lineno or node.lineno)
 
     def run(self):
-        self.block(self.f.tree.body, Where(None, None, False, None, None, "module"))
+        body = self.f.tree.body
+        self._query_aliases(body)
+        self._cuda_helpers(body)
+        self.block(body, Where(None, None, False, None, None, "module"))
+
+    def _cuda_helpers(self, body):
+        """The file's functions (module level and methods) that return a CUDA test
+        (`def _is_hopper(): return torch.cuda.is_available() and ...`) or require CUDA before
+        anything else (`def _require_cuda(): if not torch.cuda.is_available(): raise ...`)."""
+        defs = [st for st in body if isinstance(st, _FUNCS)]
+        for cls in (st for st in body if isinstance(st, ast.ClassDef)):
+            defs.extend(st for st in cls.body if isinstance(st, _FUNCS))
+        for fn in defs:
+            stmts = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(
+                st.value, ast.Constant))]  # skip the docstring
+            if not stmts:
+                continue
+            first = stmts[0]
+            if len(stmts) == 1 and isinstance(first, ast.Return) and first.value is not None \
+                    and self._sides(first.value)[0]:
+                self.helpers[fn.name] = "query"
+            elif isinstance(first, ast.Assert) and self._sides(first.test)[0]:
+                self.helpers[fn.name] = "requires"
+            elif isinstance(first, ast.If) and not first.orelse and first.body \
+                    and self._exits(first.body[-1]) and self._sides(first.test)[1]:
+                self.helpers[fn.name] = "requires"
 
     # --- statements ----------------------------------------------------------------
     def block(self, body, where: Where):
@@ -54,36 +95,42 @@ class Descent:
     def _after_exit_guard(self, stmt, where: Where) -> Where:
         """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block."""
         polarity = 0
+        kind = "exit"
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
-            polarity = -self.cuda_test(stmt.test)[0]
+            polarity = 1 if self._sides(stmt.test)[1] else 0
         elif isinstance(stmt, ast.Assert):
-            polarity, tensor = self.cuda_test(stmt.test)
-            if tensor is not None:
-                polarity = 0  # `assert t.is_cuda` is DL201's finding, not a platform guard
+            on_true, _, tensor = self._sides(stmt.test)
+            # `assert t.is_cuda` is DL201's finding, not a platform guard
+            polarity = 1 if on_true and tensor is None else 0
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and self.helpers.get(_called_name(stmt.value)) == "requires":
+            polarity, kind = 1, "helper"  # `_require_cuda()`
         if polarity > 0:
-            return Where(where.function, where.klass, guard_reason("exit", stmt, self.f.path),
+            return Where(where.function, where.klass, guard_reason(kind, stmt, self.f.path),
                          where.tensor_guard, None, where.level)
         return where
 
     def _platform_query(self, test) -> str | None:
-        """"cuda" or "other" for a bare platform query (`current_platform.is_xpu()`,
-        `torch.cuda.is_available()`), else None."""
-        if not isinstance(test, ast.Call):
-            return None
-        func = test.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        q = self.f.qualname(func) or ""
-        if name in _OTHER_PLATFORM_QUERIES or (
-                name == "is_available" and q.startswith(_OTHER_PLATFORM_MODULES)):
+        """"other" for a test that asks about an accelerator other than CUDA (also mixed with
+        CUDA: `torch.xpu.is_available() or torch.cuda.is_available()`), "cuda" for one that
+        establishes CUDA when true (`torch.cuda.is_available()`, `is_cuda_alike()`,
+        `device.type == "cuda"`), else None."""
+        if other_accelerator_test(test, self.f.qualname):
             return "other"
-        if name in _CUDA_ARM_QUERIES or q in _CUDA_ARM_QUERIES:
+        if self._sides(test)[0]:
             return "cuda"
+        if isinstance(test, ast.Call):
+            func = test.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in _CUDA_ARM_QUERIES or (self.f.qualname(func) or "") in _CUDA_ARM_QUERIES:
+                return "cuda"
         return None
 
     def _mark_dispatch(self, head: ast.If) -> None:
-        """Record the CUDA arm of an if/elif chain that also has an arm for another platform
-        (the chain is seen once, from its head)."""
+        """Record the arms of an if/elif chain that also has an arm for another accelerator
+        (the chain is seen once, from its head): its CUDA arms, the tests of its arms and its
+        final else."""
         if id(head) in self.chained:
             return
         arms = []
@@ -93,19 +140,25 @@ class Descent:
             arms.append(node)
             node = node.orelse[0] if len(node.orelse) == 1 else None
         kinds = [self._platform_query(a.test) for a in arms]
-        if "other" in kinds:
-            for arm, kind in zip(arms, kinds):
-                if kind == "cuda":
-                    self.dispatch_arms.add(id(arm))
+        if "other" not in kinds:
+            return
+        path = self.f.path
+        for arm, kind in zip(arms, kinds):
+            self.ladder_tests[id(arm)] = ladder_test_reason(arm, path)
+            if kind == "cuda":
+                self.dispatch_arms.add(id(arm))
+        last = arms[-1]
+        if last.orelse and not (len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If)):
+            self.ladder_else[id(last)] = ladder_else_reason(head, path)
 
     def _query_aliases(self, body):
         """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too."""
         for st in body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 \
                     and isinstance(st.targets[0], ast.Name):
-                p, _ = self.cuda_test(st.value)
-                if p:
-                    self.query_alias[st.targets[0].id] = p
+                on_true, on_false, tensor = self._sides(st.value)
+                if (on_true or on_false) and tensor is None:
+                    self.query_alias[st.targets[0].id] = (on_true, on_false)
 
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
@@ -127,29 +180,36 @@ class Descent:
             self.arguments(stmt.args, stmt, here)
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
-            inner = Where(stmt, where.klass, where.guarded, where.tensor_guard, None, "function")
+            gate = self._skip_gate(stmt)
+            inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
+                          "function")
             self.block(stmt.body, inner)
         elif isinstance(stmt, ast.ClassDef):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
-            self.block(stmt.body, Where(None, stmt, where.guarded, where.tensor_guard, None,
-                                        "class"))
+            gate = self._skip_gate(stmt)
+            self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
+                                        None, "class"))
         elif isinstance(stmt, ast.If):
             self.f.ifs.append(stmt)
+            self._mark_dispatch(stmt)
+            if id(stmt) in self.ladder_tests:  # one arm's test of a platform ladder
+                here = self._guarded(here, True, None, self.ladder_tests[id(stmt)])
             self.f.where[id(stmt)] = here
             self.expr(stmt.test, stmt, here)
-            polarity, tensor = self.cuda_test(stmt.test)
+            on_true, on_false, tensor = self._sides(stmt.test)
             why = guard_reason("if", stmt.test, self.f.path)
             if _is_type_checking(stmt.test):
-                polarity, tensor = 1, None  # stubs for type checkers never run
+                on_true, tensor = True, None  # stubs for type checkers never run
                 why = type_checking_reason(stmt.test, self.f.path)
-            self._mark_dispatch(stmt)
             if id(stmt) in self.dispatch_arms:
-                polarity, tensor = 1, None
+                on_true, tensor = True, None
                 why = ladder_reason(stmt, self.f.path)
-            body_w = self._guarded(where, polarity > 0, tensor, why)
-            else_w = self._guarded(where, polarity < 0, None,
-                                   guard_reason("else", stmt.test, self.f.path))
+            body_w = self._guarded(where, on_true, tensor, why)
+            else_why = guard_reason("else", stmt.test, self.f.path)
+            if id(stmt) in self.ladder_else:
+                on_false, else_why = True, self.ladder_else[id(stmt)]
+            else_w = self._guarded(where, on_false and not on_true, None, else_why)
             self.block(stmt.body, body_w)
             self.block(stmt.orelse, else_w)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -219,46 +279,100 @@ class Descent:
     def cuda_test(self, test) -> tuple[int, ast.expr | None]:
         """+1: the test establishes CUDA when true; -1: when false; 0: neither.
         Also returns `t` for `t.is_cuda` tests (a tensor guard, which gives the fix its device)."""
+        on_true, on_false, tensor = self._sides(test)
+        return (1 if on_true else -1 if on_false else 0), tensor
+
+    def _sides(self, test) -> tuple[bool, bool, ast.expr | None]:
+        """(true establishes CUDA, false establishes CUDA, `t` of a `t.is_cuda` test)."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            p, _ = self.cuda_test(test.operand)
-            return -p, None
+            on_true, on_false, _ = self._sides(test.operand)
+            return on_false, on_true, None
         if isinstance(test, ast.BoolOp):
-            results = [self.cuda_test(v) for v in test.values]
-            if isinstance(test.op, ast.And):
-                for p, t in results:
-                    if p > 0:
-                        return 1, t
-                return 0, None
-            if all(p < 0 for p, _ in results):
-                return -1, None
-            if all(p > 0 for p, _ in results):
-                return 1, None
-            return 0, None
+            results = [self._sides(v) for v in test.values]
+            tensor = next((t for a, _, t in results if a and t is not None), None)
+            if isinstance(test.op, ast.And):  # true: every operand; false: one of them
+                return any(a for a, _, _ in results), all(b for _, b, _ in results), tensor
+            return all(a for a, _, _ in results), any(b for _, b, _ in results), \
+                tensor if all(a for a, _, _ in results) else None
         if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
-            return 1, test.value
+            return True, False, test.value
         if isinstance(test, ast.Name) and test.id in self.query_alias:
-            return self.query_alias[test.id], None
+            a, b = self.query_alias[test.id]
+            return a, b, None
         if isinstance(test, ast.Call):
             q = self.f.qualname(test.func)
             if q in _TORCH_CUDA_QUERIES:
-                return 1, None
+                return True, False, None
             func = test.func
-            if isinstance(func, ast.Attribute) and func.attr in _PLATFORM_CUDA_QUERIES:
-                return 1, None
-            if isinstance(func, ast.Name) and func.id in _PLATFORM_CUDA_QUERIES:
-                return 1, None
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _PLATFORM_CUDA_QUERIES or is_capability_name(name) \
+                    or self.helpers.get(name) == "query":
+                return True, False, None
+            if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
+                return True, False, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op = test.ops[0]
             sides = (test.left, test.comparators[0])
             if any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides):
                 if isinstance(op, (ast.Eq, ast.Is)):
-                    return 1, None
+                    return True, False, None
                 if isinstance(op, (ast.NotEq, ast.IsNot)):
-                    return -1, None
+                    return False, True, None
             if isinstance(op, ast.In) and isinstance(test.left, ast.Constant) \
                     and test.left.value == "cuda":
-                return 1, None  # "cuda" in str(device)
-        return 0, None
+                return True, False, None  # "cuda" in str(device)
+            if self._cuda_count(test.left) and isinstance(op, (ast.Gt, ast.GtE)) \
+                    and isinstance(test.comparators[0], ast.Constant) \
+                    and isinstance(test.comparators[0].value, int) \
+                    and test.comparators[0].value >= (1 if isinstance(op, ast.GtE) else 0):
+                return True, False, None  # `torch.cuda.device_count() > 0`
+            if isinstance(op, (ast.Gt, ast.GtE, ast.Eq, ast.Lt, ast.LtE)) \
+                    and self._capability(test.left):
+                return True, False, None  # `get_device_capability() >= (9, 0)`
+        return False, False, None
+
+    def _cuda_count(self, node) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "len" and node.args:
+            node = node.args[0]
+        elif isinstance(node, ast.Call):
+            node = node.func
+        return (self.f.qualname(node) or "") in _TORCH_CUDA_COUNTS
+
+    def _capability(self, node) -> bool:
+        while isinstance(node, (ast.Subscript, ast.Attribute)) and not (
+                isinstance(node, ast.Attribute) and self.f.qualname(node)):
+            node = node.value
+        return isinstance(node, ast.Call) and (
+            self.f.qualname(node.func) or "") in _CAPABILITY_QUERIES
+
+    def _capability_operand(self, node: ast.BoolOp):
+        """The Reason of a test one of whose operands (also negated) asks for a CUDA compute
+        capability (`torch.cuda.is_available() and not is_sm_at_least_89()`)."""
+        for v in node.values:
+            while isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
+                v = v.operand
+            if isinstance(v, ast.Call) and is_capability_name(_called_name(v)) or (
+                    isinstance(v, ast.Compare) and self._capability(v.left)):
+                return capability_reason(v, self.f.path)
+        return None
+
+    def _skip_gate(self, stmt):
+        """The Reason of a decorator that skips the test (or class) unless CUDA is there:
+        `@skipif(<false establishes CUDA>)`, `@skipUnless(<true establishes CUDA>)`,
+        `@requires_cuda`-style gates."""
+        for d in stmt.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            name = target.attr if isinstance(target, ast.Attribute) else \
+                getattr(target, "id", "")
+            if GATE_NAME.match(name):
+                return guard_reason("gate", d, self.f.path)
+            if isinstance(d, ast.Call) and d.args:
+                on_true, on_false, tensor = self._sides(d.args[0])
+                if tensor is None and ((name in SKIP_IF and on_false)
+                                       or (name in SKIP_UNLESS and on_true)):
+                    return guard_reason("gate", d, self.f.path)
+        return None
 
     # --- expressions -------------------------------------------------------------------
     def expr(self, root, parent, where: Where, annotation: bool = False):
@@ -298,6 +412,10 @@ class Descent:
                         and isinstance(left.value, str) and left.value.startswith("cuda:"):
                     f.fstrings.append(node)
                     wmap[id(node)] = w
+                if isinstance(node.op, ast.Add) and not isinstance(par, ast.BinOp):
+                    why = several_platforms.collection_reason(node, f.path)
+                    if why is not None:
+                        w = self._guarded(w, True, None, why)
             elif t is ast.Attribute or t is ast.Name:
                 if not (type(par) is ast.Attribute and par.value is node):
                     q = f.qualname(node)
@@ -328,5 +446,21 @@ class Descent:
             elif t is ast.Lambda:
                 stack.append((node.body, node, w))
                 continue
+            elif t is ast.BoolOp:
+                why = (several_platforms.test_reason(node, f.qualname, f.path)
+                       or several_platforms.fallback_reason(node, f.path)
+                       or self._capability_operand(node))
+                if why is not None:
+                    if several_platforms.fallback_reason(node, f.path) is why:
+                        # only the fallback operands, not the accelerator query
+                        stack.append((node.values[0], node, w))
+                        for v in node.values[1:]:
+                            stack.append((v, node, self._guarded(w, True, None, why)))
+                        continue
+                    w = self._guarded(w, True, None, why)
+            elif t in _DISPLAYS:
+                why = several_platforms.collection_reason(node, f.path)
+                if why is not None:
+                    w = self._guarded(w, True, None, why)
             for child in ast.iter_child_nodes(node):
                 stack.append((child, node, w))

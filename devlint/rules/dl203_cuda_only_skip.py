@@ -81,8 +81,8 @@ class CudaOnlySkip(Rule):
             if name not in _SKIPS or not call.args:
                 continue
             refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
-            if not refs:
-                continue
+            if not refs or all(_guarded(facts, n) for n, _ in refs):
+                continue  # none, or each one a guarded query (one of several platforms)
             edits = []
             fixable = True
             for n, q in refs:
@@ -146,6 +146,11 @@ def _reason_edits(facts, call) -> list:
         return []
     s, e = facts.span(reason)
     return [Edit(s, e, new)]
+
+
+def _guarded(facts, node) -> bool:
+    w = facts.where_of(node)
+    return w is not None and bool(w.guarded)
 
 
 def _inside(facts, node, root) -> bool:

@@ -77,8 +77,38 @@ class TorchCudaApi(Rule):
         Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
         # no generic form: the patch stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
+        # platform ladders: torch's device modules, a project's availability helpers, the
+        # final else after other platforms, an `is_*_available()` named after one
+        Valid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+              "elif torch.xpu.is_available():\n    torch.xpu.synchronize()\n"),
+        Valid("import torch\nif is_torch_xpu_available():\n    n = torch.xpu.memory_reserved(d)\n"
+              "elif torch.cuda.is_available():\n    n = torch.cuda.memory_reserved(d)\nelse:\n"
+              "    n = 0\n"),
+        Valid("import torch\nif hasattr(torch, 'npu') and torch.npu.is_available():\n    pass\n"
+              "else:\n    torch.cuda.set_device(0)\n"),
+        Valid("import torch\n\n\ndef f(device):\n    if device.type == 'xpu':\n        return 0\n"
+              "    elif device.type == 'cuda':\n        return torch.cuda.memory_allocated(device)\n"),
+        # under a guard that established CUDA
+        Valid("import torch\n\n\ndef f(device):\n    if device.type == 'cuda':\n"
+              "        torch.cuda.set_device(device)\n"),
+        # several platforms in one test, a capability gate
+        Valid("import torch\nok = torch.cuda.is_available() or torch.backends.mps.is_available()\n"),
+        Valid("import torch\nif not torch.cuda.is_available() and not is_torch_xpu_available():\n"
+              "    raise RuntimeError('no accelerator')\n"),
+        Valid("import torch\nfp8 = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)\n"),
+        # a guard that only guards a redundant seed
+        Valid("import torch\ntorch.manual_seed(0)\nif torch.cuda.is_available():\n"
+              "    torch.cuda.manual_seed_all(0)\n"),
     ]
     invalid = [
+        # the guard is the finding (not its body); its fix rewrites both, unsafely
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
+                "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
+                None),
+        # excluding the CPU, or only the CPU besides CUDA, is no ladder
+        Invalid('import torch\nif torch.cuda.is_available():\n    d = "cuda"\nelif d == "cpu":\n'
+                '    pass\n', None),
         Invalid("import torch\ntorch.cuda.synchronize()\n",
                 'import torch\n'
                 'if torch.accelerator.is_available():\n'
