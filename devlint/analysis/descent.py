@@ -269,7 +269,9 @@ class Descent:
     @staticmethod
     def _guarded(where: Where, on: bool, tensor, why) -> Where:
         """`where` under a guard: a platform guard puts its reason (`why`) on it; a tensor
-        guard (`if t.is_cuda:`) only gives the fix its device."""
+        guard (`if t.is_cuda:`) only gives the fix its device: the literals under it are
+        rewritten to `t.device`, which keeps the code right wherever the branch runs (what
+        upstream fixes do, e.g. `mask.cuda()` -> `mask.to(xs_pad.device)`)."""
         if not on:
             return where
         return Where(where.function, where.klass, why if tensor is None else where.guarded,

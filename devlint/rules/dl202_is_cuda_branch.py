@@ -5,6 +5,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import Expr, make_fix, role_expr
+from devlint.rules._api_table import guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -122,12 +123,15 @@ class IsCudaBranch(Rule):
                     facts, "accelerator-tensor-test", facts.source(tensor))
                 if expr is None:
                     expr = _not_cpu_test(facts, test)
-                if expr is not None:
+                # the body is not a finding of its own (it stands under this guard): the fix
+                # rewrites its `torch.cuda` calls too, or there is none
+                body = guard_body_edits(facts, stmt.body, target_of(facts))
+                if expr is not None and body is not None:
                     text = expr.text if test is stmt.test or " or " not in expr.text \
                         else f"({expr.text})"
                     s, e = facts.span(test)
                     fix = make_fix(facts, f"Test for any accelerator: `{text}`",
-                                   [Edit(s, e, text)], expr, safe=False)
+                                   [Edit(s, e, text), *body], expr, safe=False)
                 yield self.diagnostic(facts, test, f"`{facts.source(test)}` picks the CPU path on "
                                       "every non-CUDA accelerator", fix)
 
