@@ -369,12 +369,25 @@ class Descent:
                 getattr(target, "id", "")
             if GATE_NAME.match(name):
                 return guard_reason("gate", d, self.f.path)
-            if isinstance(d, ast.Call) and d.args:
+            if isinstance(d, ast.Call) and d.args and self._reported_gate(d.args[0]):
                 on_true, on_false, tensor = self._sides(d.args[0])
                 if tensor is None and ((name in SKIP_IF and on_false)
                                        or (name in SKIP_UNLESS and on_true)):
                     return guard_reason("gate", d, self.f.path)
         return None
+
+    def _reported_gate(self, test) -> bool:
+        """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a
+        CUDA compute capability (CUDA-only by purpose). A gate on a platform query that merely
+        asks (`not current_platform.is_cuda()`) exempts nothing under it: the finding would
+        vanish with it, and upstream fixes the literals under such gates (vLLM PR #37566)."""
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call) and is_capability_name(_called_name(n)):
+                return True
+            if isinstance(n, ast.Attribute) and (self.f.qualname(n) or "").startswith(
+                    "torch.cuda."):
+                return True
+        return False
 
     # --- expressions -------------------------------------------------------------------
     def expr(self, root, parent, where: Where, annotation: bool = False):

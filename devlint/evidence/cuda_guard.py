@@ -10,8 +10,10 @@ Also `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`,
 (`_is_cuda = torch.cuda.is_available()`, at module or function level), a helper of the same
 file that returns such a test or asserts/requires one before anything else (`_require_cuda()`
 as a statement guards the rest of its block), and the skip gate of the enclosing test or class
-(`@skipif(not torch.cuda.is_available())`, `@skipUnless(_CUDA_IS_AVAILABLE)`,
-`@requires_cuda`, `@require_torch_gpu`). `and`/`or`/`not` combine them: the else-branch of
+(`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
+`@requires_cuda`) where that gate is itself a finding (DL203) or asks for a compute
+capability; a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
+nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of
 `x or device.type != "cuda"` is CUDA's.
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
 platform; `if device == "cpu": return` is not evidence of CUDA, nor is excluding some
@@ -48,8 +50,8 @@ _CAPABILITY_NAME = re.compile(
 _CAPABILITY_QUERIES = {"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"}
 # decorators that skip a test unless CUDA is there (the gate is DL203's finding; the test's
 # body is CUDA's)
-GATE_NAME = re.compile(r"(?i)^(requires?_(torch_)?(multi_)?(cuda|gpus?)|skip_?if_?no_?cuda|"
-                       r"cuda_only|needs_cuda|only_cuda|skip_?unless_?cuda)$")
+GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
+                       r"needs_cuda|only_cuda|skip_?unless_?cuda)$")
 SKIP_IF = frozenset({"skipif", "skipIf", "skip_if"})
 SKIP_UNLESS = frozenset({"skipUnless", "skip_unless"})
 

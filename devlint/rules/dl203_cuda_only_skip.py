@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.evidence.cuda_guard import GATE_NAME
 from devlint.rules.base import Invalid, Rule, Valid
 
-_GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
-                        r"needs_cuda|only_cuda|skip_?unless_?cuda)$")
+_GATE_NAME = GATE_NAME  # the gates whose tests' bodies are CUDA's (evidence.cuda_guard)
 _SKIPS = ("skipif", "skipIf", "skipUnless")
 
 
