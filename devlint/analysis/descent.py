@@ -84,7 +84,19 @@ class Descent:
 
     # --- statements ----------------------------------------------------------------
     def block(self, body, where: Where):
+        exits_for_other = None  # an earlier `if <other accelerator>: return` of this block
         for stmt in body:
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                    and self._exits(stmt.body[-1]):
+                if exits_for_other is None and other_accelerator_test(stmt.test,
+                                                                      self.f.qualname):
+                    exits_for_other = stmt
+                elif exits_for_other is not None and self._platform_query(stmt.test) != "other" \
+                        and any(self._sides(stmt.test)[:2]):
+                    # `if not torch.cuda.is_available(): return` after the other platforms
+                    # returned: the CUDA arm of a ladder written with early exits
+                    self.ladder_tests[id(stmt)] = ladder_test_reason(exits_for_other,
+                                                                     self.f.path)
             if not self.is_hot(stmt):
                 # an early exit on "not CUDA" guards the rest of the block
                 where = self._after_exit_guard(stmt, where)
@@ -404,6 +416,16 @@ class Descent:
             if t is ast.Call:
                 f.calls.append(node)
                 wmap[id(node)] = w
+                if node.args and _called_name(node) == "param" and isinstance(
+                        node.args[0], ast.Constant) and node.args[0].value in ("cuda", "cuda:0"):
+                    # `pytest.param("cuda", marks=skipif(not torch.cuda.is_available()))`
+                    why = guard_reason("param", node, f.path)
+                    for k in node.keywords:
+                        stack.append((k, node, self._guarded(w, True, None, why)))
+                    for a in node.args:
+                        stack.append((a, node, w))
+                    stack.append((node.func, node, w))
+                    continue
             elif t is ast.Constant:
                 v = node.value
                 if isinstance(v, str) and len(v) <= 20 and INTERESTING_STRING.fullmatch(v):

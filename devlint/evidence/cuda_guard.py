@@ -81,6 +81,7 @@ _GUARD_TEXT = {
     "alike": "its own expression tests for a CUDA-alike platform",
     "gate": "in a test or class whose skip gate requires CUDA",
     "helper": "after a call of a helper that requires CUDA",
+    "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
 }
 
 

@@ -56,6 +56,13 @@ class CudaOnlySkip(Rule):
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
         Valid("import pytest, torch\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
+        # the skip mark of the "cuda" value of a parametrisation gates only that value
+        Valid("import pytest, torch\n@pytest.mark.parametrize('device', ['cpu', pytest.param('cuda', "
+              "marks=pytest.mark.skipif(not torch.cuda.is_available(), reason='x'))])\n"
+              "def test_x(device):\n    pass\n"),
+        # a capability gate skips only older CUDA GPUs
+        Valid("import unittest, torch\n@unittest.skipIf(torch.cuda.is_available() and not "
+              "is_sm_at_least_89(), 'sm89')\ndef test_x():\n    pass\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",

@@ -96,6 +96,10 @@ class TorchCudaApi(Rule):
         Valid("import torch\nif not torch.cuda.is_available() and not is_torch_xpu_available():\n"
               "    raise RuntimeError('no accelerator')\n"),
         Valid("import torch\nfp8 = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)\n"),
+        # a ladder written with early exits: the other accelerators returned first
+        Valid("import torch\n\n\ndef tf32():\n    if is_torch_musa_available():\n        return True\n"
+              "    if not torch.cuda.is_available():\n        return False\n"
+              "    return torch.cuda.get_device_properties(0).major >= 8\n"),
         # a guard that only guards a redundant seed
         Valid("import torch\ntorch.manual_seed(0)\nif torch.cuda.is_available():\n"
               "    torch.cuda.manual_seed_all(0)\n"),
