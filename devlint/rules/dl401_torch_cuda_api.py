@@ -50,9 +50,19 @@ class TorchCudaApi(Rule):
     becomes an `if` block, an expression `(<call> if torch.accelerator.is_available() else
     <value>)` (the table's `cpu_value`).
 
+    Not flagged: calls under a guard that established CUDA (`if torch.cuda.is_available():`,
+    `if device.type == "cuda":`, a skip gate, an assert), the arms and tests of a platform
+    ladder that also names another accelerator (`elif torch.xpu.is_available():`,
+    `is_torch_npu_available()`, `hasattr(torch, "npu")`, the final else), a query in a test
+    that also names another accelerator or a compute capability, a CUDA seed next to
+    `torch.manual_seed` of the same value. The guard itself is the finding.
+
     ## Fix safety
     Safe where the replacement takes the same arguments with the same meaning on CUDA; unsafe
-    where arguments differ (the table says which).
+    where arguments differ (the table says which). The fix of a guard
+    (`if torch.cuda.is_available(): torch.cuda.synchronize()`) rewrites the test and the calls
+    it guards together and is unsafe: it changes which branch runs; where the guarded code
+    holds a CUDA use without an available replacement or a device literal, none is offered.
 
     ## Profiles
     Both `torch` and `vllm` use `torch.accelerator` (vLLM RFC #30679).
