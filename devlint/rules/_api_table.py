@@ -129,6 +129,10 @@ def _guard_of(facts, node, qual):
     or, for `if not <query>: return`, the rest of its block. None otherwise."""
     if qual not in _GUARD_QUERIES:
         return None
+    par = facts.get_parent(node)
+    grand = facts.get_parent(par) if par is not None else None
+    if isinstance(grand, ast.IfExp) and grand.test is par:
+        return [grand.body, grand.orelse]  # `torch.cuda.current_device() if <query> else "cpu"`
     w = facts.where_of(node)
     stmt = w.statement if w is not None else None
     if not isinstance(stmt, (ast.If, ast.Assert)):
@@ -154,9 +158,11 @@ def guard_body_edits(facts, body, target):
 
     if not body:
         return []
-    start = facts.offset(body[0].lineno, body[0].col_offset)
-    end = facts.offset(body[-1].end_lineno, body[-1].end_col_offset)
-    inside = lambda n: start <= facts.span(n)[0] < end  # noqa: E731
+    spans = [facts.span(st) for st in body]
+
+    def inside(n):
+        at = facts.span(n)[0]
+        return any(s <= at < e for s, e in spans)
     if any(inside(n) for n in (*device_strings(facts), *facts.fstrings)):
         return None
     edits = []
@@ -343,7 +349,21 @@ def _is_query_test(facts, node, par, qual) -> bool:
     if not qual.endswith(".is_available") or not isinstance(par, ast.Call):
         return False
     grand = facts.get_parent(par)
-    return isinstance(grand, ast.IfExp) and grand.test is par
+    if not (isinstance(grand, ast.IfExp) and grand.test is par):
+        return False
+    arms = (grand.body, grand.orelse)
+    # DL106 rewrites a CUDA-or-CPU value; an arm without CUDA code guards nothing
+    return any(_device_value(facts, arm) for arm in arms) or not any(
+        (facts.qualname(n) or "").startswith("torch.cuda.")
+        for arm in arms for n in ast.walk(arm) if isinstance(n, ast.Attribute))
+
+
+def _device_value(facts, node) -> bool:
+    """`"cuda"` or `torch.device("cuda")`: the arms DL106 rewrites with the whole choice."""
+    if isinstance(node, ast.Call) and facts.qualname(node.func) == "torch.device" \
+            and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cuda"
 
 
 _REPORTERS = {"str", "repr", "print", "format", "info", "debug", "warning", "error", "log",

@@ -120,6 +120,9 @@ class TorchCudaApi(Rule):
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
                 None),
+        # the guard of a conditional expression
+        Invalid('import torch\nd = torch.cuda.current_device() if torch.cuda.is_available() else "cpu"\n',
+                'import torch\nd = torch.accelerator.current_device_idx() if torch.accelerator.is_available() else "cpu"\n'),
         # excluding the CPU, or only the CPU besides CUDA, is no ladder
         Invalid('import torch\nif torch.cuda.is_available():\n    d = "cuda"\nelif d == "cpu":\n'
                 '    pass\n', None),
