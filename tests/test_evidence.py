@@ -103,8 +103,8 @@ def _api_reasons(text, path="pkg/mod.py"):
      "    torch.cuda.empty_cache()\n", 3, "platform-ladder"),
     ("if is_torch_npu_available():\n    pass\nelif torch.cuda.is_available():\n"
      "    torch.cuda.empty_cache()\n", 4, "platform-ladder"),
-    ("if hasattr(torch, 'npu'):\n    pass\nelse:\n    torch.cuda.empty_cache()\n", 4,
-     "platform-ladder"),
+    ("if hasattr(torch, 'npu'):\n    pass\nelif is_torch_xpu_available():\n    pass\nelse:\n"
+     "    torch.cuda.empty_cache()\n", 6, "platform-ladder"),
     # several platforms, a capability gate
     ("ok = torch.cuda.is_available() or torch.backends.mps.is_available()\n", 1,
      "several-platforms"),
@@ -124,6 +124,8 @@ def test_in_function_principles(text, row, principle):
     # the CPU is no other accelerator: no ladder
     ("if torch.cuda.is_available():\n    pass\nelif device == 'cpu':\n    pass\nelse:\n"
      "    torch.cuda.synchronize()\n", 6),
+    # the else after a single other platform is every remaining platform's
+    ("if current_platform.is_tpu():\n    pass\nelse:\n    torch.cuda.set_device(0)\n", 4),
     # a gate that merely asks exempts nothing under it
     ("@pytest.mark.skipif(not current_platform.is_cuda(), reason='x')\ndef test_x():\n"
      "    torch.cuda.synchronize()\n", 3),

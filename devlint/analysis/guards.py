@@ -87,7 +87,12 @@ class GuardTests:
             if kind == "cuda":
                 self.dispatch_arms.add(id(arm))
         last = arms[-1]
-        if last.orelse and not (len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If)):
+        # the final else is the ladder's default only where the ladder gave CUDA its own arm or
+        # handled several other accelerators: after `if is_tpu(): ...` alone, the else is
+        # where CUDA, XPU and the rest all go (vLLM PR fixing `torch.cuda.set_device` there)
+        complete = "cuda" in kinds or sum(k == "other" for k in kinds) >= 2
+        if complete and last.orelse and not (
+                len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If)):
             self.ladder_else[id(last)] = ladder_else_reason(head, path)
 
     def _query_aliases(self, body):

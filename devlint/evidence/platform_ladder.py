@@ -134,7 +134,9 @@ def _other_collection(node) -> bool:
 
 def ladder_else_reason(head, path: str | None) -> Reason:
     """The final `else:` of a ladder whose arms handled other accelerators: what is left is
-    the ladder's own default (evidence: the ladder's first test)."""
+    the ladder's own default (evidence: the ladder's first test). Limits: only where the
+    ladder also has a CUDA arm or handled two other accelerators or more; after one other
+    platform alone (`if is_tpu(): ... else:`) the else is every remaining platform's."""
     return Reason("platform-ladder", "in the final else of a platform ladder that handled "
                   "other accelerators", path, head.lineno)
 

@@ -93,6 +93,7 @@ class DeviceLiteralArgument(Rule):
               '    else:\n        return x.to(device="cuda")\n'),
         # a platform ladder written with a project's helpers; its final else
         Valid('import torch\nif is_torch_xpu_available():\n    d = torch.device("xpu")\n'
+              'elif is_torch_npu_available():\n    d = torch.device("npu")\n'
               'else:\n    d = torch.device("cuda")\n'),
         Valid("import torch\nx = torch.zeros(2, device=q.device)\n"),
         Valid('import torch\nx = torch.zeros(2, device="cpu")\n'),

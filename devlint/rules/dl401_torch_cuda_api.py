@@ -95,7 +95,7 @@ class TorchCudaApi(Rule):
               "elif torch.cuda.is_available():\n    n = torch.cuda.memory_reserved(d)\nelse:\n"
               "    n = 0\n"),
         Valid("import torch\nif hasattr(torch, 'npu') and torch.npu.is_available():\n    pass\n"
-              "else:\n    torch.cuda.set_device(0)\n"),
+              "elif is_torch_mlu_available():\n    pass\nelse:\n    torch.cuda.set_device(0)\n"),
         Valid("import torch\n\n\ndef f(device):\n    if device.type == 'xpu':\n        return 0\n"
               "    elif device.type == 'cuda':\n        return torch.cuda.memory_allocated(device)\n"),
         # under a guard that established CUDA
@@ -120,6 +120,11 @@ class TorchCudaApi(Rule):
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
                 None),
+        # after one other platform alone, the else is every remaining platform's
+        Invalid("import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
+                "    torch.cuda.set_device(0)\n",
+                "import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
+                "    torch.accelerator.set_device_idx(0)\n"),
         # the guard of a conditional expression
         Invalid('import torch\nd = torch.cuda.current_device() if torch.cuda.is_available() else "cpu"\n',
                 'import torch\nd = torch.accelerator.current_device_idx() if torch.accelerator.is_available() else "cpu"\n'),
