@@ -133,7 +133,7 @@ class DeviceLiteralArgument(Rule):
                 'import torch\n\n\ndef f(device):\n    if device == "cpu":\n        return\n'
                 '    torch.ones(1, device=device)\n'),
         Invalid('import torch\nif not is_xpu() and not is_rocm():\n    t = torch.ones(1, device="cuda")\n',
-                'import torch\nif not is_xpu() and not is_rocm():\n    t = torch.ones(1, device=torch.accelerator.current_accelerator())\n'),
+                'import torch\nif not is_xpu() and not is_rocm():\n    t = torch.ones(1, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
                 'import torch\n'
                 'x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
