@@ -8,7 +8,8 @@ not a hardcoding, and the CUDA arm is CUDA's own).
 Evidence: the `if` with a tensor's CUDA test, an alternative (its `else`, or the code after a
 CUDA arm that returns) that produces the same thing (both arms return, or both assign the same
 names), and no CPU move or CUDA device in the alternative. The evidence is the `if`'s line.
-Limits: a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
+Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
+a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
 moves to the CPU (`.cpu()`, `"cpu"`) or names `"cuda"` is no generic path.
 """
@@ -33,7 +34,8 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None) -> Reason | None:
     else:
         other = rest
         same = _returns(body) and bool(rest) and any(
-            isinstance(n, ast.Return) and n.value is not None for st in rest for n in ast.walk(st))
+            isinstance(n, ast.Return) and isinstance(n.value, ast.Call)
+            for st in rest for n in ast.walk(st))
     if not same or not other or not _generic(other):
         return None
     return Reason("fast-path", "a CUDA fast path whose alternative computes the same on any "
@@ -41,13 +43,17 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None) -> Reason | None:
 
 
 def _returns(block) -> bool:
+    """The block ends by returning a computed value (a call): a constant returned is a
+    choice, not the same computation done another way."""
     last = block[-1]
-    return isinstance(last, ast.Return) and last.value is not None
+    return isinstance(last, ast.Return) and isinstance(last.value, ast.Call)
 
 
 def _assigned(block) -> frozenset:
     names = set()
     for st in block:
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and not isinstance(st.value, ast.Call):
+            return frozenset()  # a constant assigned is a choice, not a computation
         if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in getattr(st, "targets", None) or [st.target]:
                 names.update(ast.unparse(n) for n in ast.walk(t)
