@@ -8,6 +8,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `if current_platform.is_cuda():`, the else-branch of the opposite test, an early exit).
 - `platform_ladder`: an if/elif chain that gives CUDA and another platform their own arms;
   which tests name a platform at all.
+- `several_platforms`: a collection or a boolean test that also names another accelerator.
+- `capability_gate`: a CUDA query joined to a compute-capability test.
+- `redundant_seed`: a CUDA seed beside `torch.manual_seed` of the same value.
+- `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202).
 - `cuda_only_module`: a file CUDA-only by construction: its folder, its name, its imports of
   a CUDA-only stack, its use of CUDA IPC / the CUDA runtime, a profile's platform folder, a
   vendor family with only NVIDIA/AMD backends (`vocabulary` holds the shared word lists,
@@ -34,6 +38,10 @@ PRINCIPLES = {
     "cuda-only-scope": "devlint.evidence.cuda_only_scope",
     "cuda-guard": "devlint.evidence.cuda_guard",
     "platform-ladder": "devlint.evidence.platform_ladder",
+    "several-platforms": "devlint.evidence.several_platforms",
+    "capability-gate": "devlint.evidence.capability_gate",
+    "redundant-seed": "devlint.evidence.redundant_seed",
+    "fast-path": "devlint.evidence.fast_path",
     "not-a-device": "devlint.evidence.not_a_device",
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",

@@ -32,9 +32,8 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     """Not a finding: CUDA-only files, functions and classes (and, for API rules, CUDA-alike
     ROCm files); with `guards`, code under a guard that already established CUDA.
 
-    The table-driven API rules pass `guards=False`: SPEC section 3 exempts *literals* under
-    CUDA guards, while a `torch.cuda.X()` with a `torch.accelerator` equivalent is the same call
-    on CUDA and upstream replaces it inside such guards too (vLLM #30679)."""
+    Under an established CUDA guard neither literals nor table APIs are findings (SPEC 3); the
+    guard itself is (DL401 / DL202 report it, and their fix rewrites guard and body together)."""
     reason = why_skipped(facts, node, api, annotations, guards)
     if reason is not None:
         note_exempt(facts, node, reason)

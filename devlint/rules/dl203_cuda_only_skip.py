@@ -7,10 +7,11 @@ import re
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.evidence.cuda_guard import GATE_NAME
+from devlint.rules._api_table import guard_body_edits
 from devlint.rules.base import Invalid, Rule, Valid
 
-_GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
-                        r"needs_cuda|only_cuda|skip_?unless_?cuda)$")
+_GATE_NAME = GATE_NAME  # the gates whose tests' bodies are CUDA's (evidence.cuda_guard)
 _SKIPS = ("skipif", "skipIf", "skipUnless")
 
 
@@ -44,7 +45,10 @@ class CudaOnlySkip(Rule):
     flagged; named decorators (`@requires_cuda`) are flagged without a fix.
 
     ## Fix safety
-    Safe: on a CUDA machine the gate decides the same way.
+    Unsafe: on a CUDA machine the gate decides the same way, but elsewhere it now runs the
+    test, whose body was CUDA's (literals and `torch.cuda` calls under a CUDA gate are not
+    findings of their own). The fix rewrites the gated body's `torch.cuda` calls with it, and
+    is not offered where the body holds a device literal or a call without a replacement.
 
     ## Profiles
     Both profiles use `torch.accelerator`.
@@ -58,6 +62,13 @@ class CudaOnlySkip(Rule):
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
         Valid("import pytest, torch\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
+        # the skip mark of the "cuda" value of a parametrisation gates only that value
+        Valid("import pytest, torch\n@pytest.mark.parametrize('device', ['cpu', pytest.param('cuda', "
+              "marks=pytest.mark.skipif(not torch.cuda.is_available(), reason='x'))])\n"
+              "def test_x(device):\n    pass\n"),
+        # a capability gate skips only older CUDA GPUs
+        Valid("import unittest, torch\n@unittest.skipIf(torch.cuda.is_available() and not "
+              "is_sm_at_least_89(), 'sm89')\ndef test_x():\n    pass\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
@@ -82,8 +93,8 @@ class CudaOnlySkip(Rule):
             if name not in _SKIPS or not call.args:
                 continue
             refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
-            if not refs:
-                continue
+            if not refs or all(_guarded(facts, n) for n, _ in refs):
+                continue  # none, or each one a guarded query (one of several platforms)
             edits = []
             fixable = True
             for n, q in refs:
@@ -96,9 +107,13 @@ class CudaOnlySkip(Rule):
                 s, e = facts.span(n)
                 edits.append(Edit(s, e, local + repl[len("torch"):]))
             fix = None
-            if fixable and facts.torch_name():
+            # the gated test is CUDA's (its body is no finding of its own): the fix opens it
+            # to every accelerator, so it rewrites the body too, unsafely, or is not offered
+            body = guard_body_edits(facts, _gated_body(facts, call), target)
+            if fixable and facts.torch_name() and body is not None:
                 edits.extend(_reason_edits(facts, call))
-                fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)", edits, ())
+                fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)",
+                               [*edits, *body], (), safe=False)
             yield self.diagnostic(facts, call, "Test gate skips every non-CUDA accelerator", fix)
         for stmt in facts.tree.body if facts.tree else ():
             for d in getattr(stmt, "decorator_list", ()):
@@ -147,6 +162,23 @@ def _reason_edits(facts, call) -> list:
         return []
     s, e = facts.span(reason)
     return [Edit(s, e, new)]
+
+
+def _gated_body(facts, call):
+    """The statements a skip gate gates: the decorated test's or class's body, else (a
+    `pytestmark`, a call inside a test) the module's."""
+    par = facts.get_parent(call)
+    if isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+            and any(d is call for d in par.decorator_list):
+        return par.body
+    w = facts.where_of(call)
+    gate = w.statement if w is not None else None
+    return [st for st in facts.tree.body if st is not gate]
+
+
+def _guarded(facts, node) -> bool:
+    w = facts.where_of(node)
+    return w is not None and bool(w.guarded)
 
 
 def _inside(facts, node, root) -> bool:

@@ -51,6 +51,11 @@ class CudaManualSeed(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # redundant: `torch.manual_seed` of the same value seeds every device already
+        # (evidence.redundant_seed)
+        Valid("import random\nimport torch\n\n\ndef seed_all(s):\n    random.seed(s)\n"
+              "    torch.manual_seed(s)\n    torch.cuda.manual_seed(s)\n"
+              "    torch.cuda.manual_seed_all(s)\n"),
         Valid("import torch\ntorch.manual_seed(0)\n"),
         Valid("import random\nrandom.seed(0)\n"),
     ]
@@ -59,11 +64,6 @@ class CudaManualSeed(Rule):
                 "import torch\ntorch.manual_seed(0)\n"),
         Invalid("import torch as th\nth.cuda.manual_seed(1)\n",
                 "import torch as th\nth.manual_seed(1)\n"),
-        Invalid("import random\nimport torch\n\n\ndef seed_all(s):\n    random.seed(s)\n"
-                "    torch.manual_seed(s)\n    torch.cuda.manual_seed(s)\n"
-                "    torch.cuda.manual_seed_all(s)\n",
-                "import random\nimport torch\n\n\ndef seed_all(s):\n    random.seed(s)\n"
-                "    torch.manual_seed(s)\n", count=2),
         Invalid("import torch\n\n\ndef seed_all(s):\n    torch.cuda.manual_seed(s)\n"
                 "    torch.cuda.manual_seed_all(s)\n",
                 "import torch\n\n\ndef seed_all(s):\n    torch.manual_seed(s)\n", count=2),
