@@ -9,7 +9,7 @@ import click
 from devlint import __version__
 from devlint import cli_exempt as cx
 
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "init")
 # the reporters' names, kept here so that `--help` needs no reporter module
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "gitlab", "junit")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -485,11 +485,11 @@ def _register_verify():
         except ImportError as e:
             click.echo(f"devlint: error: verify is not available: {e}", err=True)
             sys.exit(EXIT_ERROR)
-        verify_command.main(args=ctx.args, prog_name="devlint verify",
-                            standalone_mode=True)
+        verify_command.main(args=ctx.args, prog_name="devlint verify", standalone_mode=True)
 
 
 _register_verify()
+cli.add_command(__import__("devlint.init.command").init.command.init_command)  # scan: lazy
 
 
 def main(argv=None):

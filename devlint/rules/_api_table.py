@@ -1,12 +1,19 @@
 """The check shared by the table-driven rules (DL401, DL404): a `torch.cuda.X` reference whose
-replacement the data table names, rewritten where the target torch has it."""
+replacement the data table names, rewritten where the target torch has it.
+
+Size: ~580 lines: one walk over a file's `torch.cuda` references decides, per reference, between
+the table's form, the guard form (a CUDA query and the code it guards, rewritten together) and
+the project's own forms (its device module or wrappers); the three meet in `_table_uses`. The
+project forms are the first candidates to move out into a module of their own."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from devlint.diagnostics import Edit
 from devlint.analysis.model import simple_name
-from devlint.analysis.fixkit import Expr, make_fix, parens_redundant
+from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, parens_redundant
+from devlint.profiles import get_profile
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.redundant_seed import CUDA_SEEDS, redundant_seed_reason
@@ -67,8 +74,10 @@ def _table_uses(rule, facts, table, target, annotations):
     patched = facts.memo("patched_apis", lambda: _patched_apis(facts))
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
+        project = project_form(rule.code, facts, qual)
         if not entries:
-            if rule.code != "DL401" or qual not in profile_overrides(facts.profile):
+            if project is None and (rule.code != "DL401"
+                                    or qual not in profile_overrides(facts.profile)):
                 continue
             entries = ()  # a project's own CUDA-only helper the profile replaces
         if qual in patched:
@@ -96,6 +105,9 @@ def _table_uses(rule, facts, table, target, annotations):
             continue
         if qual in CUDA_SEEDS and _redundant_seed(facts, par):
             continue  # `torch.manual_seed` of the same value seeds every device already
+        if project is not None:
+            yield qual, _project_finding(rule, facts, node, par, qual, project)
+            continue
         entry = best_entry(entries, target)
         guard = _guard_of(facts, node, qual)
         if guard and all(isinstance(st, ast.Expr) and _redundant_seed(facts, st.value)
@@ -206,6 +218,83 @@ def _guard_finding(rule, facts, node, par, entry, target, body):
     diag.fix = make_fix(facts, f"Use `{repl}` for the guard and the code it guards",
                         [Edit(s, e, repl), *more], expr, safe=False)
     return diag
+
+
+@lru_cache(maxsize=None)
+def device_module_names() -> frozenset:
+    """`torch.cuda` names a device module offers on every backend (devlint/data/
+    device_module_api.toml)."""
+    import os
+
+    from devlint.profiles import _load_toml_bytes
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                        "device_module_api.toml")
+    with open(path, "rb") as f:
+        return frozenset(_load_toml_bytes(f.read())["names"])
+
+
+@lru_cache(maxsize=None)
+def _owner(qual: str) -> str:
+    """The rule whose table maps `qual` (DL401 for device-module names no table has)."""
+    for code in ("DL401", "DL402", "DL403", "DL404"):
+        if qual in entries_by_name(code):
+            return code
+    return "DL401"
+
+
+def project_form(code: str, facts, qual: str):
+    """The project's own form of `torch.cuda.X` in the file's profile, as ("wrapper" |
+    "module", RoleExpr): the profile's `api` wrapper of X, else its `device-module` role when
+    that module offers X. None: the torch table decides."""
+    if not qual.startswith("torch.cuda.") or _owner(qual) != code:
+        return None
+    name = qual[len("torch.cuda."):]
+    if "." in name:
+        return None
+    prof = get_profile(facts.profile, facts.settings)
+    test = in_test_module(facts)
+    wrapper = prof.api_wrapper(qual, test)
+    if wrapper is not None:
+        return ("wrapper", wrapper)
+    dm = prof.role("device-module", None, test)
+    if dm is not None and name in device_module_names() and (not dm.names or name in dm.names):
+        return ("module", dm)
+    return None
+
+
+def _project_finding(rule, facts, node, par, qual, project):
+    """`torch.cuda.X(...)` -> `<device-module>.X(...)`, or the call -> the project's wrapper
+    (`{args}` in its expression stands for the call's arguments)."""
+    kind, r = project
+    name = qual[len("torch.cuda."):]
+    s, e = facts.span(node)
+    what = "device-module" if kind == "module" else f"wrapper of {qual}"
+    expr = bind_expr(facts, r, f"the {facts.profile} profile's {what}")
+    call = par if isinstance(par, ast.Call) and par.func is node else None
+    if kind == "module":
+        repl = f"{expr.text}.{name}"
+        edits = [Edit(s, e, repl)]
+    elif call is not None:
+        cs, ce = facts.span(call)
+        if "{args}" in expr.text:
+            if call.keywords:
+                # the wrapper's parameters may be named otherwise (`set_device(local_rank)`)
+                return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
+                                       f"project's `{expr.text}` takes positional arguments",
+                                       None)
+            repl = expr.text.replace("{args}", ", ".join(facts.source(a) for a in call.args))
+        elif call.args or call.keywords:
+            return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
+                                   f"project's `{expr.text}` takes no arguments", None)
+        else:
+            repl = expr.text
+        s, e, edits = cs, ce, [Edit(cs, ce, repl)]
+    else:
+        return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only", None)
+    fix = make_fix(facts, f"Use the project's `{repl}`", edits, expr, safe=False)
+    return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the project "
+                           f"calls `{repl}`", fix)
 
 
 def _profile_finding(rule, facts, node, par, qual):
