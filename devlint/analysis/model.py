@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from devlint.evidence import Reason
 from devlint.evidence.cuda_only_scope import _scope_reason
+from devlint.evidence.cuda_twin import defined_functions, twin_reason
+from devlint.evidence.not_a_device import never_runs_reason
 from devlint.evidence.vocabulary import (
     _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
 )
@@ -125,10 +127,24 @@ class FileFacts:
             key = id(scope)
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
-                                         or self._calls_cuda_only(scope))
+                                         or self._calls_cuda_only(scope)
+                                         or never_runs_reason(scope, self.path)
+                                         or self._twin(scope, w.klass))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None
+
+    def _twin(self, scope, klass) -> str | None:
+        """The deliberate CUDA twin of a generic function defined next to it (same module or
+        class): `devlint.evidence.cuda_twin`."""
+        if klass is not None and scope in klass.body:
+            body = klass.body
+        elif scope in self.tree.body:
+            body = self.tree.body
+        else:
+            return None
+        siblings = self.memo(("defs", id(body)), lambda: defined_functions(body))
+        return twin_reason(scope, siblings, self.path)
 
     def cuda_only_callee(self, node) -> str | None:
         """`_flash_attn_fwd_combine(torch.empty(..., device="cuda"))`: `node` is (inside) an

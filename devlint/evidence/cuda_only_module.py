@@ -3,8 +3,9 @@
 Evidence (each a `Reason("cuda-only-module", ...)`): its folder (`nvidia/`, `cuda/`, a
 vendored kernel tree), its name (`cuda_mem_ops.py`), an unconditional top-level import of a
 CUDA-only stack (`cutlass`, `cuda.bindings`, `cupy`, `flashinfer`...: file:line of the
-import), its use of CUDA IPC or the CUDA runtime outside platform tests (file:line of the
-use), a profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
+import), its top-level code's use of CUDA IPC or the CUDA runtime outside platform tests
+(file:line of the use; a use inside a function or class makes only that scope CUDA-only), a
+profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
 only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
 Limits: one marker never makes a file CUDA-only; an import under `try`/`if` is optional; a
 test module importing a CUDA-only stack only gates its tests.
@@ -16,7 +17,7 @@ import os
 from functools import lru_cache
 
 from devlint.evidence import Reason
-from devlint.evidence.platform_ladder import _outside_platform_tests
+from devlint.evidence.cuda_only_scope import own_nodes, runtime_marker
 from devlint.evidence.vocabulary import (
     _cuda_only_defaults, _imported_modules, _names_cuda_module, _names_cuda_stem,
     _runtime_markers, is_test_path,
@@ -26,33 +27,22 @@ _P = "cuda-only-module"
 
 
 def _runtime_reason(tree: ast.Module, text: str, path: str | None = None) -> Reason | None:
-    """A module that uses CUDA IPC or the CUDA runtime's memory calls (a name, attribute or
-    import of one, or `interprocess=True`). Text-gated: the tree is walked only when the
-    source mentions a marker."""
+    """A module whose own top-level code uses CUDA IPC or the CUDA runtime's memory calls (a
+    name or attribute of one, or `interprocess=True`). A use inside a function or class makes
+    that scope CUDA-only (`cuda_only_scope`), not the module: one IPC helper in a 700-line
+    trainer says nothing of the trainer; an import alone is no use. Text-gated: the tree is
+    walked only when the source mentions a marker."""
     exact, prefixes, keywords = _runtime_markers()
     if not any(m in text for m in exact) and not any(p in text for p in prefixes) \
             and not any(k + "=" in text for k in keywords):
         return None
-
-    def marker(name):
-        return name in exact or name.startswith(prefixes)
-
-    for n in _outside_platform_tests(tree):
-        t = type(n)
-        if t is ast.Name and marker(n.id):
-            return Reason(_P, f"it uses CUDA IPC, the CUDA runtime or toolkit (`{n.id}`)",
-                          path, getattr(n, "lineno", None))
-        if t is ast.Attribute and marker(n.attr):
-            return Reason(_P, f"it uses CUDA IPC, the CUDA runtime or toolkit (`.{n.attr}`)",
-                          path, getattr(n, "lineno", None))
-        if t is ast.alias and marker(n.name.rsplit(".", 1)[-1]):
-            return Reason(_P, "it uses CUDA IPC, the CUDA runtime or toolkit "
-                          f"(imports `{n.name}`)",
-                          path, getattr(n, "lineno", None))
-        if t is ast.keyword and n.arg in keywords and not (
-                isinstance(n.value, ast.Constant) and not n.value.value):
-            return Reason(_P, f"it uses CUDA IPC (`{n.arg}=`)",
-                          path, getattr(n, "lineno", None))
+    for n in own_nodes(tree.body):
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            continue
+        marker = runtime_marker(n, exact, prefixes, keywords)
+        if marker:
+            return Reason(_P, f"its top-level code uses CUDA IPC, the CUDA runtime or toolkit "
+                          f"({marker})", path, getattr(n, "lineno", None))
     return None
 
 

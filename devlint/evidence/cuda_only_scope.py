@@ -14,7 +14,10 @@ import ast
 import re
 
 from devlint.evidence import Reason
-from devlint.evidence.vocabulary import _cuda_only_defaults, _imported_modules, _names_cuda_module
+from devlint.evidence.platform_ladder import _is_platform_test
+from devlint.evidence.vocabulary import (
+    _cuda_only_defaults, _imported_modules, _names_cuda_module, _runtime_markers,
+)
 
 _P = "cuda-only-scope"
 
@@ -35,6 +38,9 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
     if m and not name.startswith("test"):
         return Reason(_P, f"`{scope.name}` names `{m.group(0)}`",
                           path, scope.lineno)
+    why = _graph_capture_reason(scope, text, path) or _cuda_contract_reason(scope, path)
+    if why:
+        return why
     if not isinstance(scope, ast.ClassDef):
         # an unconditional import at the function's top level (one under an `if` picks a
         # backend, it does not make the function CUDA-only)
@@ -44,9 +50,12 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
                 if _names_cuda_module(qual, imports):
                     return Reason(_P, f"`{scope.name}` imports `{qual}`",
                           path, scope.lineno)
-    if not any(marker in text for marker in _RUNTIME_MARKERS):
+    exact, prefixes, keywords = _runtime_markers()
+    if not any(marker in text for marker in _RUNTIME_MARKERS) \
+            and not any(m in text for m in exact) and not any(p in text for p in prefixes) \
+            and not any(k + "=" in text for k in keywords):
         return None  # the source says it cheaply; walk the tree only to confirm
-    for n in ast.walk(scope):
+    for n in own_nodes(scope.body):
         if isinstance(n, ast.Attribute) and n.attr in _RUNTIME_ATTRS:
             return Reason(_P, f"`{scope.name}` uses the CUDA runtime (`.{n.attr}`)",
                           path, scope.lineno)
@@ -59,4 +68,155 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
         if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:
             return Reason(_P, f"`{scope.name}` uses the CUDA runtime (`{n.id}`)",
                           path, scope.lineno)
+        marker = runtime_marker(n, exact, prefixes, keywords)
+        if marker:
+            return Reason(_P, f"`{scope.name}` uses CUDA IPC, the CUDA runtime or toolkit "
+                          f"({marker})", path, getattr(n, "lineno", scope.lineno))
     return None
+
+
+def runtime_marker(n, exact, prefixes, keywords) -> str | None:
+    """The CUDA IPC / runtime marker (cuda_only.toml `runtime`) a node is, as text, else None:
+    a name or attribute (`reduce_tensor`, `.cudaIpcOpenMemHandle`), or `interprocess=True`.
+    An import is no use: the code that calls the imported name is what is CUDA-only."""
+    t = type(n)
+    if t is ast.Name and (n.id in exact or n.id.startswith(prefixes)):
+        return f"`{n.id}`"
+    if t is ast.Attribute and (n.attr in exact or n.attr.startswith(prefixes)):
+        return f"`.{n.attr}`"
+    if t is ast.keyword and n.arg in keywords and not (
+            isinstance(n.value, ast.Constant) and not n.value.value):
+        return f"`{n.arg}=`"
+    return None
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def own_nodes(body):
+    """The nodes of a block that are its own: not those of nested functions and classes (a
+    marker in one nested helper says nothing of the code around it: the strong signal scopes
+    to the smallest unit holding it), nor those under an `if <platform test>:` (code that
+    dispatches on the platform uses the CUDA runtime where it is CUDA); the test itself is."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _NESTED):
+            # decorators, defaults and bases run with the block
+            stack.extend(n.decorator_list)
+            if isinstance(n, ast.ClassDef):
+                stack.extend(n.bases)
+            else:
+                stack.extend(d for d in (*n.args.defaults, *n.args.kw_defaults) if d)
+            continue
+        if isinstance(n, ast.If) and _is_platform_test(n.test):
+            stack.append(n.test)
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+# CUDA graph capture and replay: the API itself (`torch.cuda.graph(g)`, `torch.cuda.CUDAGraph()`,
+# `make_graphed_callables`), called, not merely named (`patch("torch.cuda.graph", wraps=...)`)
+_GRAPH_CALLS = {"graph", "CUDAGraph", "make_graphed_callables", "graph_pool_handle"}
+
+
+def _graph_capture_reason(scope, text: str, path: str | None) -> Reason | None:
+    """A function that captures or builds a CUDA graph itself: its side streams, warm-up
+    synchronisations and static buffers are the capture recipe, which has no device-generic
+    form here. Only the function's own body (a capture in a nested helper says nothing of the
+    code around it); a class does not count through its methods; a name (`cuda_graph_mode`)
+    or a patch of the API is no capture."""
+    if isinstance(scope, ast.ClassDef) or ("CUDAGraph" not in text and "graph" not in text):
+        return None
+    for n in own_nodes(scope.body):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in _GRAPH_CALLS and getattr(
+                    f.value, "attr", getattr(f.value, "id", None)) == "cuda":
+                return Reason(_P, f"`{scope.name}` captures a CUDA graph (`cuda.{f.attr}`)",
+                              path, n.lineno)
+            if isinstance(f, ast.Name) and f.id == "CUDAGraph":
+                return Reason(_P, f"`{scope.name}` captures a CUDA graph (`CUDAGraph`)",
+                              path, n.lineno)
+    return None
+
+
+_CONTRACT_METHODS = ("__init__", "__post_init__", "validate", "_validate", "check", "_check")
+_CUDA_WORD = re.compile(r"(?i)\bcuda\b|nvidia")
+
+
+def _cuda_contract_reason(scope, path: str | None) -> Reason | None:
+    """A function, or a class through its constructor or validators, that rejects every device
+    but CUDA by contract: `assert "cuda" in device, "SGLang only supports CUDA"`,
+    `if device.type != "cuda": raise ValueError("... requires CUDA")`. Its devices are CUDA's
+    on purpose. Limits: the test must be about a device (a comparison with "cuda", not a
+    tensor's `is_cuda`, which DL201 reports) and the message must say CUDA (the contract is
+    stated, not implied by a check someone forgot to widen)."""
+    bodies = [scope.body]
+    if isinstance(scope, ast.ClassDef):
+        bodies = [m.body for m in scope.body
+                  if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and m.name.startswith(_CONTRACT_METHODS)]
+    for body in bodies:
+        for st in body:
+            test, msg = None, None
+            if isinstance(st, ast.Assert):
+                test, msg = st.test, st.msg
+            elif isinstance(st, ast.If) and len(st.body) == 1 and isinstance(st.body[0], ast.Raise) \
+                    and not st.orelse:
+                test, msg = ast.UnaryOp(ast.Not(), st.test), st.body[0].exc
+            if test is None or msg is None or not _requires_cuda_device(test):
+                continue
+            words = " ".join(c.value for c in ast.walk(msg)
+                             if isinstance(c, ast.Constant) and isinstance(c.value, str))
+            if _CUDA_WORD.search(words):
+                return Reason(_P, f"`{scope.name}` rejects every device but CUDA by contract",
+                              path, st.lineno)
+    return None
+
+
+def _requires_cuda_device(test) -> bool:
+    """The test holds only for a CUDA device: `"cuda" in device`, `device.type == "cuda"`,
+    `str(d).startswith("cuda")`, joined by `and`, or by `or` with `device is None`; the negation
+    of the opposite test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _rejects_cuda_device(test.operand)
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And):
+            return any(_requires_cuda_device(v) for v in test.values)
+        return all(_requires_cuda_device(v) or _is_none_test(v) for v in test.values) \
+            and any(_requires_cuda_device(v) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, ast.In) and _is_cuda(left):
+            return True
+        if isinstance(op, ast.Eq) and (_is_cuda(left) or _is_cuda(right)):
+            return True
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) \
+            and test.func.attr == "startswith" and test.args and _is_cuda(test.args[0]):
+        return True
+    return False
+
+
+def _rejects_cuda_device(test) -> bool:
+    """The opposite: true for every device but CUDA (`device.type != "cuda"`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _requires_cuda_device(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, ast.NotIn) and _is_cuda(left):
+            return True
+        if isinstance(op, ast.NotEq) and (_is_cuda(left) or _is_cuda(right)):
+            return True
+    return False
+
+
+def _is_cuda(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "cuda"
+
+
+def _is_none_test(node) -> bool:
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+        and isinstance(node.ops[0], ast.Is) and isinstance(node.comparators[0], ast.Constant) \
+        and node.comparators[0].value is None

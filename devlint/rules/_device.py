@@ -8,6 +8,7 @@ import re
 from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
 from devlint.evidence.not_a_device import annotation_reason
+from devlint.evidence.print_only import print_only_reason
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -63,6 +64,10 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             return w.guarded
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
+        if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
+            printed = print_only_reason(w.statement, facts.path)
+            if printed:
+                return printed
     return facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
 
 

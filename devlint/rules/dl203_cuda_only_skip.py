@@ -7,6 +7,7 @@ import re
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
@@ -58,6 +59,11 @@ class CudaOnlySkip(Rule):
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
         Valid("import pytest, torch\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
+        # the deliberate CUDA twin of a generic gate defined next to it
+        Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+              "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
+              "def require_torch_multi_accelerator(test):\n"
+              "    return unittest.skipUnless(backend_device_count() > 1, '2')(test)\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
@@ -69,6 +75,11 @@ class CudaOnlySkip(Rule):
         Invalid("import unittest\nimport torch\n\n\n@unittest.skipIf(torch.cuda.device_count() < 2, 'needs 2 CUDA GPUs')\ndef test_x():\n    pass\n",
                 "import unittest\nimport torch\n\n\n@unittest.skipIf(torch.accelerator.device_count() < 2, 'needs 2 accelerators')\ndef test_x():\n    pass\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+        # limit: a CUDA-named gate with no generic twin next to it
+        Invalid("import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+                "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n",
+                "import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+                "    return unittest.skipUnless(torch.accelerator.device_count() > 1, '2 GPUs')(test)\n"),
     ]
 
     def check(self, facts):
@@ -82,7 +93,7 @@ class CudaOnlySkip(Rule):
             if name not in _SKIPS or not call.args:
                 continue
             refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
-            if not refs:
+            if not refs or skipped(facts, call, api=True, guards=False):
                 continue
             edits = []
             fixable = True

@@ -78,6 +78,13 @@ class TorchCudaApi(Rule):
         Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
         # no generic form: the patch stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
+        # print-only: the test only chooses a message
+        Valid('import torch\nif len(m) > 1 and torch.cuda.device_count() > 1:\n'
+              '    logger.warning("the model is spread over several GPUs")\n'),
+        # a function that captures a CUDA graph: the capture recipe has no generic form
+        Valid('import torch\n\n\ndef capture(fn, x):\n    g = torch.cuda.CUDAGraph()\n'
+              '    torch.cuda.synchronize()\n    with torch.cuda.graph(g):\n        y = fn(x)\n'
+              '    return g, y\n'),
     ]
     invalid = [
         Invalid("import torch\ntorch.cuda.synchronize()\n",
@@ -106,6 +113,16 @@ class TorchCudaApi(Rule):
                 '    run()\n',
                 'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'
                 '    run()\n'),
+        # limits: a test whose other branch does work chooses behaviour; a function named after
+        # CUDA graphs that captures none
+        Invalid('import torch\n\n\ndef f(m):\n    if torch.cuda.device_count() > 1:\n'
+                '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n',
+                'import torch\n\n\ndef f(m):\n    if torch.accelerator.device_count() > 1:\n'
+                '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n'),
+        Invalid('import torch\n\n\ndef cuda_graph_mode(x):\n    torch.cuda.synchronize()\n'
+                '    return x\n',
+                'import torch\n\n\ndef cuda_graph_mode(x):\n    torch.accelerator.synchronize()\n'
+                '    return x\n'),
     ]
 
     def check(self, facts):
