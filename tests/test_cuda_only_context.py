@@ -101,3 +101,41 @@ def test_cute_dsl_modules_are_cuda_only():
     text = "import torch\nx = torch.zeros(2, device='cuda')\n"
     assert codes(text, path="pkg/ops/attn.py") == ["DL103"]
     assert codes(text, path="pkg/ops/attn_cutedsl.py") == []
+
+
+def test_a_module_gated_on_a_compute_capability_is_cuda_only():
+    body = "\n\ndef test_a():\n    x = torch.zeros(2, device=\"cuda\")\n"
+    gated = ("import pytest\nimport torch\n\n"
+             "pytestmark = pytest.mark.skipif(\n    not torch.cuda.is_available()\n"
+             "    or torch.cuda.get_device_capability() != (12, 0), reason='SM120')\n" + body)
+    assert codes(gated, path="tests/test_k.py") == []
+    skipped = ("import pytest\nimport torch\nfrom pkg.utils import is_sm_at_least_90\n\n"
+               "if not is_sm_at_least_90():\n    pytest.skip('SM90', allow_module_level=True)\n"
+               + body)
+    assert codes(skipped, path="tests/test_k.py") == []
+    # a gate that only skips old CUDA GPUs runs everywhere else
+    old_only = ("import pytest\nimport torch\nfrom pkg.utils import is_sm_at_least_89\n\n"
+                "pytestmark = pytest.mark.skipif(\n    torch.cuda.is_available() and "
+                "not is_sm_at_least_89(), reason='old GPU')\n" + body)
+    assert "DL103" in codes(old_only, path="tests/test_k.py")
+
+
+def test_a_test_gated_on_a_compute_capability_is_cuda_only():
+    text = ("import pytest\nimport torch\n\n\n"
+            "@pytest.mark.skipif(not is_sm_at_least_100(), reason='SM100')\n"
+            "def test_kernel():\n    x = torch.zeros(2, device=\"cuda\")\n\n\n"
+            "def test_generic():\n    x = torch.zeros(2, device=\"cuda\")\n")
+    assert [d.location[0] for d in devlint.check_source(text, path="tests/test_k.py")] == [11]
+
+
+def test_print_only_twin_and_never_run_tests():
+    text = ("import logging\nimport pytest\nimport torch\nimport unittest\n"
+            "logger = logging.getLogger(__name__)\n\n\n"
+            "def warn(t):\n    if t.is_cuda:\n        logger.warning_once('moving to the CPU')\n"
+            "    return t.cpu()\n\n\n"
+            "def require_multi_gpu(test):\n"
+            "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2')(test)\n\n\n"
+            "def require_multi_accelerator(test):\n    return test\n\n\n"
+            "@pytest.mark.skip(reason='requires CUDA')\nclass TestOld:\n"
+            "    def test_a(self):\n        x = torch.zeros(2, device='cuda')\n")
+    assert codes(text, path="tests/test_k.py") == []

@@ -7,6 +7,8 @@ import), its top-level code's use of CUDA IPC or the CUDA runtime outside platfo
 (file:line of the use; a use inside a function or class makes only that scope CUDA-only), a
 profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
 only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
+A module whose module-level gate (`pytestmark`, a module-level skip) requires an NVIDIA compute
+capability (`devlint.evidence.capability`) is CUDA-only too.
 Limits: one marker never makes a file CUDA-only; an import under `try`/`if` is optional; a
 test module importing a CUDA-only stack only gates its tests.
 """
@@ -17,6 +19,7 @@ import os
 from functools import lru_cache
 
 from devlint.evidence import Reason
+from devlint.evidence.capability import module_gate
 from devlint.evidence.cuda_only_scope import own_nodes, runtime_marker
 from devlint.evidence.vocabulary import (
     _cuda_only_defaults, _imported_modules, _names_cuda_module, _names_cuda_stem,
@@ -68,6 +71,10 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
     stem = parts[-1].rsplit(".", 1)[0]
     if by_path and _names_cuda_stem(stem_re, stem):
         return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
+    gate = module_gate(tree)
+    if gate is not None:
+        return Reason(_P, "the whole module only runs on a given NVIDIA compute capability",
+                      path, gate.lineno)
     if is_test_path(parts):
         # a test module importing a CUDA-only stack gates those tests; its device constants
         # and tensors are still meant to follow the platform (vLLM PR #38901)

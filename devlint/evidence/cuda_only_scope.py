@@ -14,6 +14,7 @@ import ast
 import re
 
 from devlint.evidence import Reason
+from devlint.evidence.capability import requiring_mark
 from devlint.evidence.platform_ladder import _is_platform_test
 from devlint.evidence.vocabulary import (
     _cuda_only_defaults, _imported_modules, _names_cuda_module, _runtime_markers,
@@ -38,7 +39,8 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
     if m and not name.startswith("test"):
         return Reason(_P, f"`{scope.name}` names `{m.group(0)}`",
                           path, scope.lineno)
-    why = _graph_capture_reason(scope, text, path) or _cuda_contract_reason(scope, path)
+    why = (_graph_capture_reason(scope, text, path) or _cuda_contract_reason(scope, path)
+           or _capability_reason(scope, path))
     if why:
         return why
     if not isinstance(scope, ast.ClassDef):
@@ -220,3 +222,14 @@ def _is_none_test(node) -> bool:
     return isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and isinstance(node.ops[0], ast.Is) and isinstance(node.comparators[0], ast.Constant) \
         and node.comparators[0].value is None
+
+
+def _capability_reason(scope, path: str | None) -> Reason | None:
+    """A test function or class whose skip decorator requires an NVIDIA compute capability
+    (`@skipif(not is_sm_at_least_100())`, `@skipUnless(_is_hopper() and has_fa3())`) tests
+    a CUDA-only kernel or feature (`devlint.evidence.capability`)."""
+    for d in getattr(scope, "decorator_list", ()):
+        if requiring_mark(d):
+            return Reason(_P, f"`{scope.name}` only runs on a given NVIDIA compute capability",
+                          path, d.lineno)
+    return None
