@@ -139,3 +139,15 @@ def test_print_only_twin_and_never_run_tests():
             "@pytest.mark.skip(reason='requires CUDA')\nclass TestOld:\n"
             "    def test_a(self):\n        x = torch.zeros(2, device='cuda')\n")
     assert codes(text, path="tests/test_k.py") == []
+
+
+def test_a_default_every_call_overrides_is_dead_in_a_test_module():
+    text = ("import torch\n\n\nclass Toy(torch.nn.Module):\n"
+            "    def __init__(self, dim, device=\"cuda\"):\n        super().__init__()\n\n\n"
+            "def test_a(device):\n    m = Toy(4, device=device)\n    n = Toy(4, device)\n"
+            "    assert isinstance(m, Toy)\n")
+    assert codes(text, path="tests/test_toy.py") == []
+    # one call that takes the default, a use that is not a call, or a library module: reported
+    for extra, path in (("    Toy(4)\n", "tests/test_toy.py"),
+                        ("    make = Toy\n", "tests/test_toy.py"), ("", "pkg/toy.py")):
+        assert codes(text + extra, path=path) == ["DL103"]
