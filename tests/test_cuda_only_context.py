@@ -151,3 +151,10 @@ def test_a_default_every_call_overrides_is_dead_in_a_test_module():
     for extra, path in (("    Toy(4)\n", "tests/test_toy.py"),
                         ("    make = Toy\n", "tests/test_toy.py"), ("", "pkg/toy.py")):
         assert codes(text + extra, path=path) == ["DL103"]
+
+
+def test_cuda_in_a_function_name_is_no_stack():
+    text = "import torch\n\n\ndef move_to_cuda(batch):\n    return {k: v.cuda() for k, v in batch.items()}\n"
+    assert codes(text) == ["DL102"]
+    # with a CPU twin it is still a device move, not a platform dispatch
+    assert codes(text + "\n\ndef move_to_cpu(batch):\n    return batch\n") == ["DL102"]

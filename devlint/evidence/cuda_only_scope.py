@@ -1,7 +1,8 @@
 """Principle: a function or class that is CUDA-only by its name or its body.
 
 Evidence (a `Reason("cuda-only-scope", ...)` at the scope's `def`/`class` line): its name names
-a CUDA-only stack (`_cuda_graph_capture` no, `FlashInferBackend` yes), an unconditional import
+a CUDA-only stack (`FlashInferBackend`; `cuda` alone is no stack: `move_to_cuda` is a device
+helper, and `_cuda_graph_capture` names no stack), an unconditional import
 of one at its top, or direct use of the CUDA runtime (`.cuda_stream`, `cudart`,
 `DeviceType.CUDA`). `FileFacts.cuda_only_scope` also counts a function that always calls into
 a CUDA-only module, and `cuda_only_callee` a value passed to such a call.
@@ -23,7 +24,10 @@ from devlint.evidence.vocabulary import (
 _P = "cuda-only-scope"
 
 
-_VENDOR_NAME = re.compile(r"cuda(?!_?graph)|nccl|cutlass|cutedsl|flashinfer|deepep|deep_gemm"
+# the stacks a function or class name can name; `cuda` alone is no stack: `move_to_cuda`,
+# `get_cuda_device` are the device helpers devlint is for (a CUDA twin of a generic helper is
+# `cuda_twin`'s business)
+_VENDOR_NAME = re.compile(r"nccl|cutlass|cutedsl|flashinfer|deepep|deep_gemm"
                           r"|nvshmem|nvfp4|cublas|cudnn|nvtx|nvml|nvls|nixl_?ep")
 # direct use of the CUDA runtime (raw stream handles, CUDA IPC, cudart); CUDA graphs are not
 # among them: torch.xpu.XPUGraph and friends give them a generic form

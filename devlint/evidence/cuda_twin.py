@@ -4,7 +4,8 @@
 `move_to_cuda` next to `move_to_device`: the project offers both on purpose, the generic one
 for generic code and the CUDA one for code that needs CUDA. Evidence: the generic twin's `def`
 in the same module or class (file:line), whose name is the CUDA one's with `gpu`/`cuda`
-replaced by `accelerator`/`device` (plural kept).
+replaced by `accelerator`/`device` (plural kept), or, for a per-platform dispatch, `cuda`
+replaced by another platform or `native` (`forward_cuda` next to `forward_native`).
 Limits: the twin must be defined in the same module or class, not merely imported; a function
 named after CUDA with no generic twin is judged by its body like any other.
 """
@@ -14,8 +15,12 @@ import ast
 
 from devlint.evidence import Reason
 
+# the generic forms, and the other platforms' variants of a per-platform dispatch
+# (`forward_cuda` next to `forward_native` / `forward_xpu`); never `cpu`: `to_cuda` next to
+# `to_cpu` is a pair of device moves, not a dispatch
+_PLATFORMS = ("native", "generic", "default", "xpu", "npu", "hpu", "mps", "hip", "musa", "tpu")
 _GENERIC = {"gpu": ("accelerator", "device"), "gpus": ("accelerators", "devices"),
-            "cuda": ("accelerator", "device")}
+            "cuda": ("accelerator", "device") + _PLATFORMS}
 
 
 def twin_names(name: str) -> list:
