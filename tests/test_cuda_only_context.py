@@ -158,3 +158,19 @@ def test_cuda_in_a_function_name_is_no_stack():
     assert codes(text) == ["DL102"]
     # with a CPU twin it is still a device move, not a platform dispatch
     assert codes(text + "\n\ndef move_to_cpu(batch):\n    return batch\n") == ["DL102"]
+
+
+def test_the_torch_build_asked_for():
+    # a module that asserts a CUDA build does not import elsewhere
+    bench = ("import torch\n\ndevice = torch.device('cuda')\n"
+             "assert torch.version.cuda is not None, 'CUDA is not available'\n")
+    assert codes(bench, path="bench/b.py") == []
+    # the torch.cuda query of a test that also asks for the ROCm build is ROCm's own
+    rocm = ("import torch\n\n\ndef available():\n"
+            "    if not torch.version.hip or not torch.cuda.is_available():\n"
+            "        return False\n    return True\n")
+    assert codes(rocm) == []
+    # the body is not the test: still reported
+    body = ("import torch\n\n\ndef f():\n    if torch.version.hip:\n"
+            "        torch.cuda.synchronize()\n")
+    assert codes(body) == ["DL401"]

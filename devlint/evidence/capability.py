@@ -30,9 +30,25 @@ def _is_capability_call(node) -> bool:
     return isinstance(node, ast.Call) and bool(_CAPABILITY.search(_name(node.func)))
 
 
+def _is_build(node, which=("cuda",)) -> bool:
+    """`torch.version.cuda` (`torch_version.cuda`, `version.hip` with which=("hip",))."""
+    if not (isinstance(node, ast.Attribute) and node.attr in which):
+        return False
+    owner = node.value
+    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+    return name.endswith("version")
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def met_if_true(x) -> bool:
-    """`x` true implies the capability is met."""
-    if _is_capability_call(x):
+    """`x` true implies the capability (or a CUDA build, `torch.version.cuda`) is met."""
+    if _is_capability_call(x) or _is_build(x):
+        return True
+    if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_build(x.left) \
+            and isinstance(x.ops[0], ast.IsNot) and _is_none(x.comparators[0]):
         return True
     if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not):
         return met_if_false(x.operand)
@@ -47,6 +63,9 @@ def met_if_true(x) -> bool:
 
 def met_if_false(x) -> bool:
     """`x` false implies the capability is met (a skip condition that requires it)."""
+    if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_build(x.left) \
+            and isinstance(x.ops[0], ast.Is) and _is_none(x.comparators[0]):
+        return True
     if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not):
         return met_if_true(x.operand)
     if isinstance(x, ast.BoolOp):
@@ -85,14 +104,34 @@ def module_gate(tree) -> ast.stmt | None:
         elif isinstance(st, ast.If) and not st.orelse and st.body and _skips_module(st.body[-1]) \
                 and met_if_false(st.test):
             return st
+        elif isinstance(st, ast.Assert) and met_if_true(st.test):
+            return st  # `assert torch.version.cuda is not None`: it does not import elsewhere
+    return None
+
+
+def build_query_reason(stmt, path: str | None):
+    """The reason for a candidate in the test of `stmt` (an `if` or `assert`) that also asks
+    which build torch is (`torch.version.hip`, `torch.version.cuda`): `not torch.version.hip
+    or not torch.cuda.is_available()` asks about ROCm, `not torch.cuda.is_available() or
+    torch.version.cuda is None` about a CUDA build; their `torch.cuda` queries are that build's
+    own. Limits: only the test, never the body it guards."""
+    from devlint.evidence import Reason
+
+    test = getattr(stmt, "test", None)
+    if not isinstance(stmt, (ast.If, ast.Assert)) or test is None:
+        return None
+    for n in ast.walk(test):
+        if _is_build(n, ("cuda", "hip")):
+            return Reason("cuda-only-scope", f"the test asks which build torch is "
+                          f"(`version.{n.attr}`)", path, stmt.lineno)
     return None
 
 
 def _skips_module(stmt) -> bool:
     if isinstance(stmt, ast.Raise):
-        return "SkipTest" in ast.dump(stmt.exc) if stmt.exc is not None else False
+        return True  # `raise unittest.SkipTest(...)`, `raise ImportError("needs SM90")`
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
-        return _name(call.func) == "skip" and any(
-            k.arg == "allow_module_level" for k in call.keywords)
+        return (_name(call.func) == "skip" and any(
+            k.arg == "allow_module_level" for k in call.keywords)) or _name(call.func) == "exit"
     return False

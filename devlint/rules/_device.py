@@ -7,6 +7,7 @@ import re
 
 from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
+from devlint.evidence.capability import build_query_reason
 from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
@@ -66,7 +67,8 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
         if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
-            printed = print_only_reason(w.statement, facts.path)
+            printed = (print_only_reason(w.statement, facts.path)
+                       or build_query_reason(w.statement, facts.path))
             if printed:
                 return printed
     return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
