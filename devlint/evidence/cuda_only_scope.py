@@ -43,8 +43,10 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
     if m and not name.startswith("test"):
         return Reason(_P, f"`{scope.name}` names `{m.group(0)}`",
                           path, scope.lineno)
-    why = (_graph_capture_reason(scope, text, path) or _cuda_contract_reason(scope, path)
-           or _capability_reason(scope, path))
+    # CUDA graph capture is no such reason: torch.xpu.XPUGraph gives it a generic form, and
+    # upstream makes the synchronisations and devices around a capture generic (vLLM #37566,
+    # benchmark_moe.py)
+    why = _cuda_contract_reason(scope, path) or _capability_reason(scope, path)
     if why:
         return why
     if not isinstance(scope, ast.ClassDef):
@@ -120,32 +122,6 @@ def own_nodes(body):
             continue
         yield n
         stack.extend(ast.iter_child_nodes(n))
-
-
-# CUDA graph capture and replay: the API itself (`torch.cuda.graph(g)`, `torch.cuda.CUDAGraph()`,
-# `make_graphed_callables`), called, not merely named (`patch("torch.cuda.graph", wraps=...)`)
-_GRAPH_CALLS = {"graph", "CUDAGraph", "make_graphed_callables", "graph_pool_handle"}
-
-
-def _graph_capture_reason(scope, text: str, path: str | None) -> Reason | None:
-    """A function that captures or builds a CUDA graph itself: its side streams, warm-up
-    synchronisations and static buffers are the capture recipe, which has no device-generic
-    form here. Only the function's own body (a capture in a nested helper says nothing of the
-    code around it); a class does not count through its methods; a name (`cuda_graph_mode`)
-    or a patch of the API is no capture."""
-    if isinstance(scope, ast.ClassDef) or ("CUDAGraph" not in text and "graph" not in text):
-        return None
-    for n in own_nodes(scope.body):
-        if isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Attribute) and f.attr in _GRAPH_CALLS and getattr(
-                    f.value, "attr", getattr(f.value, "id", None)) == "cuda":
-                return Reason(_P, f"`{scope.name}` captures a CUDA graph (`cuda.{f.attr}`)",
-                              path, n.lineno)
-            if isinstance(f, ast.Name) and f.id == "CUDAGraph":
-                return Reason(_P, f"`{scope.name}` captures a CUDA graph (`CUDAGraph`)",
-                              path, n.lineno)
-    return None
 
 
 _CONTRACT_METHODS = ("__init__", "__post_init__", "validate", "_validate", "check", "_check")
