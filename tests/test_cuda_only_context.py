@@ -174,3 +174,11 @@ def test_the_torch_build_asked_for():
     body = ("import torch\n\n\ndef f():\n    if torch.version.hip:\n"
             "        torch.cuda.synchronize()\n")
     assert codes(body) == ["DL401"]
+
+
+def test_a_stand_in_for_the_cuda_api_and_a_default_of_a_cuda_only_function():
+    text = ("import torch\n\n\ndef _checked_cuda(self, device=None):\n"
+            "    return torch.device('cuda') if device is None else device\n\n\n"
+            "def install():\n    torch.Tensor.cuda = _checked_cuda\n\n\n"
+            "def nccl_broadcast(t, device='cuda'):\n    return t\n")
+    assert codes(text) == []

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 
 from devlint.evidence import Reason
 from devlint.evidence.cuda_only_scope import _scope_reason
-from devlint.evidence.cuda_twin import defined_functions, twin_reason
+from devlint.evidence.cuda_twin import (
+    api_stand_ins, defined_functions, stand_in_reason, twin_reason,
+)
+from devlint.evidence.dead_default import default_of
 from devlint.evidence.not_a_device import never_runs_reason
 from devlint.evidence.vocabulary import (
     _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
@@ -121,7 +124,10 @@ class FileFacts:
         w = self.where_of(node)
         if w is None:
             return None
-        for scope in (w.function, w.klass):
+        # a parameter's default belongs to its function's signature (evaluated where the
+        # `def` stands, so `w` does not hold that function)
+        found = default_of(self, node) if w.level != "function" or w.function else None
+        for scope in (found[0] if found else None, w.function, w.klass):
             if scope is None:
                 continue
             key = id(scope)
@@ -129,7 +135,10 @@ class FileFacts:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                          or self._calls_cuda_only(scope)
                                          or never_runs_reason(scope, self.path)
-                                         or self._twin(scope, w.klass))
+                                         or self._twin(scope, w.klass)
+                                         or stand_in_reason(scope, self.memo(
+                                             "stand-ins", lambda: api_stand_ins(self.tree)),
+                                             self.path))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None

@@ -6,8 +6,12 @@ for generic code and the CUDA one for code that needs CUDA. Evidence: the generi
 in the same module or class (file:line), whose name is the CUDA one's with `gpu`/`cuda`
 replaced by `accelerator`/`device` (plural kept), or, for a per-platform dispatch, `cuda`
 replaced by another platform or `native` (`forward_cuda` next to `forward_native`).
+Also a stand-in for torch's own CUDA API: a function the module assigns over it
+(`torch.Tensor.cuda = _checked_cuda`) implements that API, whose meaning is CUDA (evidence: the
+assignment).
 Limits: the twin must be defined in the same module or class, not merely imported; a function
-named after CUDA with no generic twin is judged by its body like any other.
+named after CUDA with no generic twin is judged by its body like any other; a stand-in must be
+assigned over a `torch` name holding `cuda` (`torch.Tensor.cuda`, `torch.cuda.synchronize`).
 """
 from __future__ import annotations
 
@@ -47,3 +51,31 @@ def twin_reason(scope, siblings: dict, path: str | None) -> Reason | None:
 def defined_functions(body) -> dict:
     """{name: line} of the functions a module or class body defines."""
     return {s.name: s.lineno for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def api_stand_ins(tree) -> dict:
+    """{function name: line} of the `torch.<...cuda...> = name` assignments (at any depth: an
+    `install()` function often does it)."""
+    out: dict = {}
+    if tree is None:
+        return out
+    for st in ast.walk(tree):
+        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)):
+            continue
+        for t in st.targets:
+            parts = []
+            while isinstance(t, ast.Attribute):
+                parts.append(t.attr)
+                t = t.value
+            if isinstance(t, ast.Name) and t.id == "torch" and "cuda" in parts:
+                out[st.value.id] = st.lineno
+    return out
+
+
+def stand_in_reason(scope, stand_ins: dict, path: str | None) -> Reason | None:
+    line = stand_ins.get(getattr(scope, "name", None)) if not isinstance(
+        scope, ast.ClassDef) else None
+    if line is None:
+        return None
+    return Reason("cuda-twin", f"`{scope.name}` stands in for torch's CUDA API (assigned over "
+                  "it): its meaning is CUDA", path, line)

@@ -19,7 +19,7 @@ from devlint.evidence import Reason
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _default_of(facts, node):
+def default_of(facts, node):
     """(function, parameter name, positional index or None) when `node` is (in) the default
     value of a parameter, else None."""
     cur, par = node, facts.get_parent(node)
@@ -75,7 +75,7 @@ def dead_default_reason(facts, node) -> Reason | None:
     stem = os.path.basename(facts.path).rsplit(".", 1)[0]
     if not stem.startswith("test_") or facts.tree is None:
         return None
-    found = _default_of(facts, node)
+    found = default_of(facts, node)
     if found is None:
         return None
     fn, param, index = found
