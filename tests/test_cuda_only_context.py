@@ -182,3 +182,17 @@ def test_a_stand_in_for_the_cuda_api_and_a_default_of_a_cuda_only_function():
             "def install():\n    torch.Tensor.cuda = _checked_cuda\n\n\n"
             "def nccl_broadcast(t, device='cuda'):\n    return t\n")
     assert codes(text) == []
+
+
+def test_one_ipc_helper_scopes_to_itself_two_make_the_module():
+    helper = ("import torch\nfrom torch.multiprocessing.reductions import reduce_tensor\n\n\n"
+              "def share(t):\n    return reduce_tensor(t.cuda())\n\n\n"
+              "def train(m):\n    return m.cuda()\n")
+    assert [d.location[0] for d in devlint.check_source(helper, path="pkg/m.py")] == [10]
+    # torch's tensor-sharing pair alone, in two functions: still only those functions
+    both = helper + ("\n\ndef receive(args):\n    from torch.multiprocessing.reductions import "
+                     "rebuild_cuda_tensor\n    return rebuild_cuda_tensor(*args)\n")
+    assert [d.location[0] for d in devlint.check_source(both, path="pkg/m.py")] == [10]
+    # the CUDA driver API in two of them: the module is built on it
+    driver = helper + "\n\ndef pin(lib, p, n):\n    return lib.cudaHostRegister(p, n, 0)\n"
+    assert codes(driver) == []

@@ -3,9 +3,10 @@
 Evidence (each a `Reason("cuda-only-module", ...)`): its folder (`nvidia/`, `cuda/`, a
 vendored kernel tree), its name (`cuda_mem_ops.py`), an unconditional top-level import of a
 CUDA-only stack (`cutlass`, `cuda.bindings`, `cupy`, `flashinfer`...: file:line of the
-import), its top-level code's use of CUDA IPC or the CUDA runtime outside platform tests
-(file:line of the use; a use inside a function or class makes only that scope CUDA-only), a
-profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
+import), its use of CUDA IPC or the CUDA runtime outside platform tests by its top-level code
+or by two or more of its functions and classes, not all through torch's tensor-sharing
+reductions (file:line of the use; a use in one function or class makes only that scope
+CUDA-only), a profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
 only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
 A module whose module-level gate (`pytestmark`, a module-level skip) requires an NVIDIA compute
 capability (`devlint.evidence.capability`) is CUDA-only too.
@@ -21,6 +22,7 @@ from functools import lru_cache
 from devlint.evidence import Reason
 from devlint.evidence.capability import module_gate
 from devlint.evidence.cuda_only_scope import own_nodes, runtime_marker
+from devlint.evidence.platform_ladder import _outside_platform_tests
 from devlint.evidence.vocabulary import (
     _cuda_only_defaults, _imported_modules, _names_cuda_module, _names_cuda_stem,
     _runtime_markers, is_test_path,
@@ -30,23 +32,47 @@ _P = "cuda-only-module"
 
 
 def _runtime_reason(tree: ast.Module, text: str, path: str | None = None) -> Reason | None:
-    """A module whose own top-level code uses CUDA IPC or the CUDA runtime's memory calls (a
-    name or attribute of one, or `interprocess=True`). A use inside a function or class makes
-    that scope CUDA-only (`cuda_only_scope`), not the module: one IPC helper in a 700-line
-    trainer says nothing of the trainer; an import alone is no use. Text-gated: the tree is
-    walked only when the source mentions a marker."""
+    """A module built on CUDA IPC or the CUDA runtime's memory calls (a name or attribute of
+    one, or `interprocess=True`): used by its top-level code, or by two or more of its
+    top-level functions and classes. A use in one function or class makes only that scope
+    CUDA-only (`cuda_only_scope`): one IPC helper in a 700-line trainer says nothing of the
+    trainer. An import alone is no use. Text-gated: the tree is walked only when the source
+    mentions a marker."""
     exact, prefixes, keywords = _runtime_markers()
     if not any(m in text for m in exact) and not any(p in text for p in prefixes) \
             and not any(k + "=" in text for k in keywords):
         return None
-    for n in own_nodes(tree.body):
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
+    first = None  # (line, marker) of the first unit's use
+    for unit in tree.body:
+        if isinstance(unit, (ast.Import, ast.ImportFrom)):
             continue
-        marker = runtime_marker(n, exact, prefixes, keywords)
-        if marker:
-            return Reason(_P, f"its top-level code uses CUDA IPC, the CUDA runtime or toolkit "
-                          f"({marker})", path, getattr(n, "lineno", None))
+        # a unit's nested functions count for it; code under a platform test dispatches
+        nodes = _outside_platform_tests(unit) if isinstance(unit, _UNITS) else own_nodes([unit])
+        for n in nodes:
+            marker = runtime_marker(n, exact, prefixes, keywords)
+            if not marker:
+                continue
+            line = getattr(n, "lineno", None)
+            if not isinstance(unit, _UNITS):
+                return Reason(_P, "its top-level code uses CUDA IPC, the CUDA runtime or "
+                              f"toolkit ({marker})", path, line)
+            if first is None:
+                first = (line, marker)
+                break
+            if first[1].strip("`.") in _TORCH_SHARING and marker.strip("`.") in _TORCH_SHARING:
+                break  # torch's tensor sharing alone: see _TORCH_SHARING
+            return Reason(_P, f"it is built on CUDA IPC, the CUDA runtime or toolkit ({first[1]} "
+                          f"and {marker}, in two of its functions or classes)", path, first[0])
     return None
+
+
+_UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# torch's own tensor-sharing reductions: torch shares other devices' tensors the same way, so
+# a module that only uses these in several places is not thereby built on CUDA (vLLM's
+# sharded_rdt_trainer.py: its weight-transfer engine is generic around them); they still make
+# the function or class using them CUDA-only. The CUDA driver calls (`cudaIpc*`, `cuMem*`,
+# `cudaHostRegister`) are CUDA by nature.
+_TORCH_SHARING = frozenset({"reduce_tensor", "rebuild_cuda_tensor"})
 
 
 def _profile_folder_reason(path: str, profile: str) -> Reason | None:
