@@ -196,3 +196,13 @@ def test_one_ipc_helper_scopes_to_itself_two_make_the_module():
     # the CUDA driver API in two of them: the module is built on it
     driver = helper + "\n\ndef pin(lib, p, n):\n    return lib.cudaHostRegister(p, n, 0)\n"
     assert codes(driver) == []
+
+
+def test_an_assert_on_a_tensor_device_is_no_contract_and_a_cuda_method_override_is():
+    text = ("def all_to_all(tensor):\n    assert tensor.device.type == 'cuda', 'only CUDA tensors'\n"
+            "    return tensor\n")
+    assert codes(text) == ["DL201"]
+    meta = ("import torch\n\n\nclass MetaTensor(torch.Tensor):\n"
+            "    def cuda(self, device=None, non_blocking=False):\n"
+            "        return self.to(device='cuda:0', non_blocking=non_blocking)\n")
+    assert codes(meta) == []

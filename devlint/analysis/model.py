@@ -138,7 +138,7 @@ class FileFacts:
                                          or self._twin(scope, w.klass)
                                          or stand_in_reason(scope, self.memo(
                                              "stand-ins", lambda: api_stand_ins(self.tree)),
-                                             self.path))
+                                             self.path, w.klass))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None

@@ -171,9 +171,10 @@ def _requires_cuda_device(test) -> bool:
             and any(_requires_cuda_device(v) for v in test.values)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, left, right = test.ops[0], test.left, test.comparators[0]
-        if isinstance(op, ast.In) and _is_cuda(left):
+        if isinstance(op, ast.In) and _is_cuda(left) and not _tensor_device(right):
             return True
-        if isinstance(op, ast.Eq) and (_is_cuda(left) or _is_cuda(right)):
+        if isinstance(op, ast.Eq) and ((_is_cuda(left) and not _tensor_device(right))
+                                       or (_is_cuda(right) and not _tensor_device(left))):
             return True
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) \
             and test.func.attr == "startswith" and test.args and _is_cuda(test.args[0]):
@@ -191,6 +192,18 @@ def _rejects_cuda_device(test) -> bool:
             return True
         if isinstance(op, ast.NotEq) and (_is_cuda(left) or _is_cuda(right)):
             return True
+    return False
+
+
+def _tensor_device(node) -> bool:
+    """`t.device.type`, `str(t.device)`: a tensor's device (DL201 reports asserts on it), not
+    a configured one (`device`, `self.device.type`)."""
+    if isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    if isinstance(node, ast.Attribute) and node.attr == "type":
+        node = node.value
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        return not (isinstance(node.value, ast.Name) and node.value.id == "self")
     return False
 
 

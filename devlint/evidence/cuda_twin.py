@@ -72,7 +72,13 @@ def api_stand_ins(tree) -> dict:
     return out
 
 
-def stand_in_reason(scope, stand_ins: dict, path: str | None) -> Reason | None:
+def stand_in_reason(scope, stand_ins: dict, path: str | None, klass=None) -> Reason | None:
+    """A function assigned over torch's CUDA API, or a method `cuda` of a class (it overrides
+    `Tensor.cuda` / `Module.cuda`, whose meaning is CUDA)."""
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name == "cuda" \
+            and klass is not None and scope in klass.body:
+        return Reason("cuda-twin", f"`{klass.name}.cuda` overrides the `.cuda()` method: its "
+                      "meaning is CUDA", path, scope.lineno)
     line = stand_ins.get(getattr(scope, "name", None)) if not isinstance(
         scope, ast.ClassDef) else None
     if line is None:
