@@ -82,7 +82,8 @@ class CudaMethod(Rule):
                 '    model = model.cuda()\n    return share(t), model\n',
                 'from torch.multiprocessing.reductions import reduce_tensor\nimport torch\n\n\n'
                 'def train(model, t):\n    def share(x):\n        return reduce_tensor(x)\n'
-                '    model = model.to(torch.accelerator.current_accelerator())\n'
+                '    model = model.to(torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n'
                 '    return share(t), model\n'),
     ]
 

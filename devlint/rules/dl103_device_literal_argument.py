@@ -172,13 +172,15 @@ class DeviceLiteralArgument(Rule):
         # limits: a check with no stated CUDA contract; a conditional skip runs somewhere
         Invalid('import torch\n\n\ndef run(x, device="cuda"):\n    assert "cuda" in device\n'
                 '    return torch.zeros(2, device=device)\n',
-                'import torch\n\n\ndef run(x, device=(torch.accelerator.current_accelerator() or '
-                'torch.device("cpu")).type):\n    assert "cuda" in device\n'
+                'import torch\n\n\ndef run(x, device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type '
+                'if torch.accelerator.is_available() else "cpu"\n    assert "cuda" in device\n'
                 '    return torch.zeros(2, device=device)\n'),
         Invalid('import torch\n\n\n@pytest.mark.skipif(True, reason="slow")\ndef test_a():\n'
                 '    x = torch.zeros(2, device="cuda")\n',
                 'import torch\n\n\n@pytest.mark.skipif(True, reason="slow")\ndef test_a():\n'
-                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator())\n'),
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n'),
     ]
 
     def check(self, facts):

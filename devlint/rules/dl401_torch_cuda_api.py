@@ -118,8 +118,8 @@ class TorchCudaApi(Rule):
                 '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n'),
         Invalid('import torch\n\n\ndef cuda_graph_mode(x):\n    torch.cuda.synchronize()\n'
                 '    return x\n',
-                'import torch\n\n\ndef cuda_graph_mode(x):\n    torch.accelerator.synchronize()\n'
-                '    return x\n'),
+                'import torch\n\n\ndef cuda_graph_mode(x):\n    if torch.accelerator.is_available():\n'
+                '        torch.accelerator.synchronize()\n    return x\n'),
     ]
 
     def check(self, facts):
