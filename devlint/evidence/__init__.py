@@ -43,6 +43,8 @@ PRINCIPLES = {
     "not-a-device": "devlint.evidence.not_a_device",
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+    "print-only": "devlint.evidence.print_only",
+    "cuda-twin": "devlint.evidence.cuda_twin",
 }
 
 

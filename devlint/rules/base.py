@@ -35,11 +35,11 @@ class Valid:
 # The principles (devlint.evidence.PRINCIPLES) under which a rule leaves a candidate
 # unreported: in the file (`rules._device.skipped`), and in the package (the project stage)
 IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder",
-           "not-a-device")
+           "not-a-device", "print-only", "cuda-twin")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda")
 # a table-API rule passes `guards=False`: the same call on CUDA is reported under guards too
-TABLE_API = ("cuda-only-module", "cuda-only-scope", "not-a-device", "test-double",
-             "only-called-on-cuda")
+TABLE_API = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
+             "test-double", "only-called-on-cuda")
 
 
 class Rule:

@@ -54,7 +54,8 @@ class CudaOnlySkip(Rule):
     code = "DL203"
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
-    exempt_by = ("cuda-only-module", "test-double", "only-called-on-cuda")
+    exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
+                 "test-double", "only-called-on-cuda")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
