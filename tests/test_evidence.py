@@ -54,6 +54,8 @@ def test_a_cuda_only_import_exempts_the_file_with_its_line():
     ('if TYPE_CHECKING:\n    d = "cuda"\n', 2, "not-a-device", 1),
     # a CUDA-only scope, by its name
     ('def _flashinfer_setup(t):\n    return t.to("cuda")\n', 2, "cuda-only-scope", 1),
+    ('class Op:\n    def forward_native(self, t):\n        return t\n\n'
+     '    def forward_cuda(self, t):\n        return t.to("cuda")\n', 6, "cuda-twin", 2),
 ])
 def test_each_principle_names_itself_and_its_evidence(text, row, principle, evidence_row):
     facts, reasons = _reasons("import torch\n" + text)

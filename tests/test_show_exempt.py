@@ -196,7 +196,7 @@ GUARDED_CALLER = textwrap.dedent("""\
 
 
     def select():
-        if current_platform.is_xpu() or current_platform.is_rocm():
+        if not current_platform.is_cuda():
             return None
         return swap
     """)

@@ -18,8 +18,14 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `devlint/data/cuda_only.toml`).
 - `cuda_only_scope`: a function or class CUDA-only by its name, its imports or its direct use
   of the CUDA runtime; an argument of a call into a CUDA-only module.
+- `capability`: gates that require a CUDA build or an NVIDIA compute capability (used by the
+  two above), and tests that ask which build torch is (`torch.version.hip`).
 - `not_a_device`: code that never puts a value on a device (a type annotation, a
-  `TYPE_CHECKING` block).
+  `TYPE_CHECKING` block, a test that is always skipped); `dead_default`: a parameter default
+  every call in its test module overrides.
+- `print_only`: a CUDA test that only chooses a message.
+- `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
+  per-platform dispatch method, a stand-in for torch's CUDA API.
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double` and `only_called_on_cuda` state them.
@@ -45,6 +51,8 @@ PRINCIPLES = {
     "not-a-device": "devlint.evidence.not_a_device",
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+    "print-only": "devlint.evidence.print_only",
+    "cuda-twin": "devlint.evidence.cuda_twin",
 }
 
 

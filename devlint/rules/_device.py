@@ -7,7 +7,10 @@ import re
 
 from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
+from devlint.evidence.capability import build_query_reason
+from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.not_a_device import annotation_reason
+from devlint.evidence.print_only import print_only_reason
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -62,7 +65,13 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             return w.guarded
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
-    return facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
+        if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
+            printed = (print_only_reason(w.statement, facts.path)
+                       or build_query_reason(w.statement, facts.path))
+            if printed:
+                return printed
+    return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
+            or dead_default_reason(facts, node))
 
 
 def is_torch_callee(facts, call: ast.Call) -> bool:

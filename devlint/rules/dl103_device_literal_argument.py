@@ -117,6 +117,12 @@ class DeviceLiteralArgument(Rule):
               '        self.buf = torch.empty(4, device="cuda")\n'),
         Valid('try:\n    import cuda.bindings.driver as drv\nexcept ImportError:\n'
               '    from cuda import cuda as drv\nimport torch\nx = torch.empty(1, device="cuda")\n'),
+        # a constructor that rejects every device but CUDA by a stated contract
+        Valid('class Engine:\n    def __init__(self, device: str = "cuda"):\n'
+              '        assert "cuda" in device or device is None, "Engine only supports CUDA"\n'),
+        # a test that is always skipped never runs
+        Valid('import pytest\nimport torch\n\n\n@pytest.mark.skip(reason="requires CUDA")\n'
+              'class TestX:\n    def test_a(self):\n        x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
         Invalid('import torch\n\n\ndef f(n, device="cuda"):\n    """Zeros."""\n'
@@ -185,6 +191,18 @@ class DeviceLiteralArgument(Rule):
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
                 'import torch\n'
                 'q = QuantState.from_dict(s, device=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
+        # limits: a check with no stated CUDA contract; a conditional skip runs somewhere
+        Invalid('import torch\n\n\ndef run(x, device="cuda"):\n    assert "cuda" in device\n'
+                '    return torch.zeros(2, device=device)\n',
+                'import torch\n\n\ndef run(x, device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type '
+                'if torch.accelerator.is_available() else "cpu"\n    assert "cuda" in device\n'
+                '    return torch.zeros(2, device=device)\n'),
+        Invalid('import torch\n\n\n@pytest.mark.skipif(True, reason="slow")\ndef test_a():\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import torch\n\n\n@pytest.mark.skipif(True, reason="slow")\ndef test_a():\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n'),
     ]
 
     def check(self, facts):

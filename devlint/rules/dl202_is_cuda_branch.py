@@ -73,6 +73,9 @@ class IsCudaBranch(Rule):
         # the assigned test only guards CUDA-only code
         Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
               '        torch.cuda.nvtx.range_push("x")\n'),
+        # print-only: the test only chooses a message
+        Valid('def f(image):\n    if image.is_cuda:\n        logger.warning_once("moving to the CPU")\n'
+              '    return image.cpu()\n'),
     ]
     invalid = [
         # the alternative moves to the CPU: no generic path

@@ -9,6 +9,7 @@ from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.evidence.cuda_guard import GATE_NAME
 from devlint.rules._api_table import guard_body_edits
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _GATE_NAME = GATE_NAME  # the gates whose tests' bodies are CUDA's (evidence.cuda_guard)
@@ -57,7 +58,8 @@ class CudaOnlySkip(Rule):
     code = "DL203"
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
-    exempt_by = ("cuda-only-module", "test-double", "only-called-on-cuda")
+    exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
+                 "test-double", "only-called-on-cuda")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
@@ -69,6 +71,11 @@ class CudaOnlySkip(Rule):
         # a capability gate skips only older CUDA GPUs
         Valid("import unittest, torch\n@unittest.skipIf(torch.cuda.is_available() and not "
               "is_sm_at_least_89(), 'sm89')\ndef test_x():\n    pass\n"),
+        # the deliberate CUDA twin of a generic gate defined next to it
+        Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+              "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
+              "def require_torch_multi_accelerator(test):\n"
+              "    return unittest.skipUnless(backend_device_count() > 1, '2')(test)\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
@@ -80,6 +87,11 @@ class CudaOnlySkip(Rule):
         Invalid("import unittest\nimport torch\n\n\n@unittest.skipIf(torch.cuda.device_count() < 2, 'needs 2 CUDA GPUs')\ndef test_x():\n    pass\n",
                 "import unittest\nimport torch\n\n\n@unittest.skipIf(torch.accelerator.device_count() < 2, 'needs 2 accelerators')\ndef test_x():\n    pass\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+        # limit: a CUDA-named gate with no generic twin next to it
+        Invalid("import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+                "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n",
+                "import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+                "    return unittest.skipUnless(torch.accelerator.device_count() > 1, '2 GPUs')(test)\n"),
     ]
 
     def check(self, facts):
@@ -93,8 +105,9 @@ class CudaOnlySkip(Rule):
             if name not in _SKIPS or not call.args:
                 continue
             refs = [(n, q) for n, q in facts.torch_refs if _inside(facts, n, call.args[0])]
-            if not refs or all(_guarded(facts, n) for n, _ in refs):
-                continue  # none, or each one a guarded query (one of several platforms)
+            if not refs or all(_guarded(facts, n) for n, _ in refs) \
+                    or skipped(facts, call, api=True, guards=False):
+                continue  # none, each one a guarded query, or the gate is exempt as a whole
             edits = []
             fixable = True
             for n, q in refs:
@@ -173,6 +186,8 @@ def _gated_body(facts, call):
         return par.body
     w = facts.where_of(call)
     gate = w.statement if w is not None else None
+    if gate is not None and gate not in facts.tree.body:
+        return []  # a gate a helper builds (`return skipUnless(...)(test)`): its tests are elsewhere
     return [st for st in facts.tree.body if st is not gate]
 
 

@@ -114,6 +114,9 @@ class TorchCudaApi(Rule):
         # a guard that only guards a redundant seed
         Valid("import torch\ntorch.manual_seed(0)\nif torch.cuda.is_available():\n"
               "    torch.cuda.manual_seed_all(0)\n"),
+        # print-only: the test only chooses a message
+        Valid('import torch\nif len(m) > 1 and torch.cuda.device_count() > 1:\n'
+              '    logger.warning("the model is spread over several GPUs")\n'),
     ]
     invalid = [
         # the guard is the finding (not its body); its fix rewrites both, unsafely
@@ -158,6 +161,17 @@ class TorchCudaApi(Rule):
                 '    run()\n',
                 'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'
                 '    run()\n'),
+        # limits: a test whose other branch does work chooses behaviour; a function named after
+        # CUDA graphs (capturing one or not: the synchronisations around a capture have generic
+        # forms, vLLM #37566)
+        Invalid('import torch\n\n\ndef f(m):\n    if torch.cuda.device_count() > 1:\n'
+                '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n',
+                'import torch\n\n\ndef f(m):\n    if torch.accelerator.device_count() > 1:\n'
+                '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n'),
+        Invalid('import torch\n\n\ndef cuda_graph_mode(x):\n    torch.cuda.synchronize()\n'
+                '    return x\n',
+                'import torch\n\n\ndef cuda_graph_mode(x):\n    if torch.accelerator.is_available():\n'
+                '        torch.accelerator.synchronize()\n    return x\n'),
     ]
 
     def check(self, facts):
