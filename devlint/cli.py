@@ -7,8 +7,9 @@ import sys
 import click
 
 from devlint import __version__
+from devlint import cli_exempt as cx
 
-SUBCOMMANDS = ("check", "rule", "verify")
+SUBCOMMANDS = ("check", "rule", "verify", "init")
 # the reporters' names, kept here so that `--help` needs no reporter module
 FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif", "gitlab", "junit")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -113,6 +114,7 @@ def _run_cache():
               help="Print the effective settings for the given file (or directory) and exit.")
 @click.option("-j", "--jobs", type=int, default=None, help="Worker processes (default: CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no progress.")
+@cx.exempt_options
 @_cache_and_signals
 def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, ignore, profile,
           target_torch, output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix,
@@ -141,7 +143,7 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
     if add_noqa and (fix or diff):
         _usage_error("--add-noqa cannot be combined with --fix or --diff")
 
-    overrides: dict = {}
+    overrides: dict = dict(cx.exempt_overrides())
     try:
         if select:
             overrides["select"] = _validate_selectors(_split(select), "--select")
@@ -176,6 +178,7 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
         _usage_error(str(e))
     unsafe = bool(unsafe_fixes) if unsafe_fixes is not None else bool(run_settings.unsafe_fixes)
     fmt = output_format or run_settings.output_format or "concise"
+    cx.check_usage(fmt, statistics, diff, add_noqa)
     mode = "diff" if diff else ("fix" if fix else "check")
     opts = dict(fmt=fmt, unsafe=unsafe, mode=mode, statistics=statistics, exit_zero=exit_zero,
                 exit_non_zero_on_fix=exit_non_zero_on_fix, quiet=quiet, output_file=output_file)
@@ -204,9 +207,7 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
     if add_noqa:
         return _add_noqa(results, tasks, quiet, fix_read_only)
     if changed is not None:
-        for r in results:
-            r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
-                             or changed.covers(d.path, d.location[0], d.end_location[0])]
+        changed.narrow(results)
     return _finish(results, **opts)
 
 
@@ -420,7 +421,8 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
 
             write_statistics(diagnostics, out, unsafe, fmt)
         else:
-            ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts, failed)
+            ctx = ReportContext(unsafe, quiet, fixed, mode == "diff", texts, failed,
+                                **cx.exempt_report(results))
             get_reporter(fmt)(diagnostics, out, ctx)
     finally:
         if output_file:
@@ -444,7 +446,7 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
 def rule_command(code, show_all, output_format):
     """Explain a rule (by code or name), or list them all."""
-    from devlint.reporters import documented_rules
+    from devlint.reporters import documented_rules, rule_dict, rule_text
 
     catalog = documented_rules()
     if show_all:
@@ -462,14 +464,13 @@ def rule_command(code, show_all, output_format):
     if output_format == "json":
         import json
 
-        data = [{"code": r.code, "name": r.name, "summary": r.summary, "explanation": r.doc(),
-                 "url": r.url()} for r in rules]
+        data = [rule_dict(r) for r in rules]
         click.echo(json.dumps(data if show_all else data[0], indent=2))
         return
     for i, r in enumerate(rules):
         if i:
             click.echo("\n" + "-" * 72 + "\n")
-        click.echo(f"# {r.name} ({r.code})\n\n{r.summary}\n\n{r.doc()}")
+        click.echo(rule_text(r))
 
 
 def _register_verify():
@@ -484,11 +485,11 @@ def _register_verify():
         except ImportError as e:
             click.echo(f"devlint: error: verify is not available: {e}", err=True)
             sys.exit(EXIT_ERROR)
-        verify_command.main(args=ctx.args, prog_name="devlint verify",
-                            standalone_mode=True)
+        verify_command.main(args=ctx.args, prog_name="devlint verify", standalone_mode=True)
 
 
 _register_verify()
+cli.add_command(__import__("devlint.init.command").init.command.init_command)  # scan: lazy
 
 
 def main(argv=None):

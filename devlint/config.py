@@ -34,6 +34,7 @@ _KEYS = {
     "profiles": ("profiles", "profiles"),
     "shell-device-type-var": ("shell_device_type_var", "identifier"),
     "shell-visibility-var": ("shell_visibility_var", "identifier"),
+    "skip-cuda-only-paths": ("skip_cuda_only_paths", "bool"),
 }
 
 
@@ -253,6 +254,8 @@ def describe(settings: Settings, path: str) -> str:
         f"output-format = {_toml_repr(settings.output_format or 'concise')}",
         f"shell-device-type-var = {_toml_repr(settings.shell_device_type_var)}",
         f"shell-visibility-var = {_toml_repr(settings.shell_visibility_var)}",
+        f"skip-cuda-only-paths = {_toml_repr(settings.skip_cuda_only_paths)}"
+        "  # whole files CUDA-only by folder or name are skipped (--show-exempt lists them)",
     ]
     for name, items in settings.profiles:
         lines.append(f"\n[tool.devlint.profiles.{_toml_key(name)}]")

@@ -56,3 +56,52 @@ class Diagnostic:
 
     def sort_key(self):
         return (self.path, self.location, self.code)
+
+
+# `Exempt.rules` of a whole-file entry: every rule, or the torch.cuda-API rules only (a
+# CUDA-alike ROCm file, where `torch.cuda`, `is_cuda`, NCCL and CUDA_VISIBLE_DEVICES are right)
+ALL_RULES = "ALL"
+API_RULES = "DL2,DL3,DL4,DL5"
+
+
+@dataclass
+class Exempt:
+    """A candidate devlint did not report (`--show-exempt`), or a whole file it skipped
+    (`code` None, `rules` saying which rules skip it), with the principle that exempted it and
+    where its evidence stands. Plain data (the cache stores it as JSON): `evidence_path` ""
+    means the file itself (so a cached entry follows the file's name), None no place at all."""
+
+    code: str | None
+    name: str
+    path: str
+    start: int
+    end: int
+    principle: str
+    reason: str
+    evidence_path: str | None = ""
+    evidence_line: int | None = None
+    rules: str | None = None  # whole-file entries: ALL_RULES or API_RULES
+    location: tuple[int, int] = (0, 0)
+    end_location: tuple[int, int] = (0, 0)
+
+    @property
+    def whole_file(self) -> bool:
+        return self.code is None
+
+    @property
+    def evidence(self) -> str | None:
+        """`path:line` of the evidence (the path alone when the evidence is the path)."""
+        path = self.path if self.evidence_path == "" else self.evidence_path
+        if path is None:
+            return None
+        return f"{path}:{self.evidence_line}" if self.evidence_line else path
+
+
+def exempt_from_reason(reason, code: str | None, name: str, path: str, start: int = 0,
+                       end: int = 0, rules: str | None = None) -> Exempt:
+    """An `Exempt` for a `devlint.evidence.Reason` (any object with principle, path and line;
+    a plain str is a reason without a principle or place)."""
+    rpath = getattr(reason, "path", None)
+    return Exempt(code, name, path, start, end, getattr(reason, "principle", None) or "exempt",
+                  str.__str__(reason), "" if rpath == path else rpath,
+                  getattr(reason, "line", None), rules)

@@ -317,6 +317,15 @@ class ChangedLines:
         rows = self.rows.get(rp, ())
         return any(r in rows for r in range(first_row, max(first_row, last_row) + 1))
 
+    def narrow(self, results) -> None:
+        """Keep, of each result, the findings on changed lines (DL902, about the whole file,
+        always) and the exempt candidates there (`--show-exempt`; whole-file entries stay)."""
+        for r in results:
+            r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
+                             or self.covers(d.path, d.location[0], d.end_location[0])]
+            r.exempt = [e for e in r.exempt if e.whole_file
+                        or self.covers(e.path, e.location[0], e.end_location[0])]
+
 
 def _git(top: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", top, "-c", "core.quotepath=off", *args],

@@ -47,15 +47,26 @@ class Settings:
     # DL302 (shell): the variable naming the device type, and the one the fix selects into
     shell_device_type_var: str = "DEVICE_TYPE"
     shell_visibility_var: str = "DEVICE_VISIBILITY_ENV"
+    # whole files CUDA-only by their path (folder, name, a profile's platform folder, a vendor
+    # family) are not reported; false: only their imports and CUDA runtime use count
+    skip_cuda_only_paths: bool = True
+    # `--show-exempt` (command line only): also collect every candidate not reported
+    show_exempt: bool = False
     # directory the relative globs of this config are anchored at
     root: str = ""
     config_path: str | None = None
 
     def cache_key(self) -> str:
-        return repr((self.select, self.extend_select, self.ignore, self.per_file_ignores,
-                     self.profile, self.target_torch, self.declared_torch,
-                     self.profiles,
-                     self.shell_device_type_var, self.shell_visibility_var))
+        key = repr((self.select, self.extend_select, self.ignore, self.per_file_ignores,
+                    self.profile, self.target_torch, self.declared_torch,
+                    self.profiles,
+                    self.shell_device_type_var, self.shell_visibility_var))
+        # only when not the default: the cache of plain runs keeps its key
+        if not self.skip_cuda_only_paths:
+            key += " no-skip-cuda-only-paths"
+        if self.show_exempt:
+            key += " show-exempt"
+        return key
 
     def target_torch_tuple(self, profile: str | None = None) -> tuple[int, int]:
         if self.target_torch:

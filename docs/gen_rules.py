@@ -4,7 +4,8 @@
     python docs/gen_rules.py --check   # exit 1 if a page is missing, stale or left over
 
 The rule's docstring is the single source: `devlint rule CODE`, SARIF's help text and these
-pages all print it. tests/test_docs.py fails when the checked-in pages drift from the code."""
+pages all print it; the "Not reported" section lists the rule's `exempt_by` principles as the
+evidence layer states them (`devlint.evidence.principle_summary`). tests/test_docs.py fails when the checked-in pages drift from the code."""
 from __future__ import annotations
 
 import os
@@ -31,7 +32,7 @@ def _fix_kind(rule) -> str:
 
 def render() -> dict:
     """{file name under docs/rules: content}."""
-    from devlint.reporters import documented_rules
+    from devlint.reporters import documented_rules, principles_section
 
     rules = documented_rules()
     pages = {}
@@ -47,7 +48,8 @@ def render() -> dict:
         pages[f"{r.code}.md"] = (f"{HEADER}# {r.code} {r.name}\n\n{r.summary}.\n\n"
                                  f"*{_fix_kind(r)}.* Select it with `--select {r.code}` or "
                                  f"`--select {r.name}`; silence one line with "
-                                 f"`# noqa: {r.code}`.\n\n{r.doc().strip()}\n")
+                                 f"`# noqa: {r.code}`.\n\n{r.doc().strip()}\n\n"
+                                 f"{principles_section(r)}")
     pages["index.md"] = "".join(index)
     return pages
 

@@ -128,7 +128,7 @@ def test_corrupt_cache_files_are_ignored_and_rewritten(tmp_path):
     assert again.returncode == good.returncode and findings(again) == findings(good)
     for f in shards(cache_dir):
         data = json.loads(f.read_bytes())  # every shard is valid again
-        assert isinstance(data, dict) and all(len(e) == 6 for e in data.values())
+        assert isinstance(data, dict) and all(len(e) == 7 for e in data.values())
     third = run("--output-format", "json", "--cache-dir", str(cache_dir), str(src), cwd=tmp_path)
     assert findings(third) == findings(good)
 

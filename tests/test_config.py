@@ -288,6 +288,8 @@ EFFECTS = {
                               "MY_TYPE"),
     "shell-visibility-var": ("", 'shell-visibility-var = "MY_VIS"', "run.sh", SHELL, (),
                              "MY_VIS"),
+    "skip-cuda-only-paths": ("", "skip-cuda-only-paths = false", "cuda_utils.py", HARDCODED, (),
+                             "DL103"),
     "profiles": ('profile = "mine"\n[tool.devlint.profiles.mine]\n',
                  'profile = "mine"\n[tool.devlint.profiles.mine]\n'
                  'device = { expr = "my_device()", import = "from lib import my_device" }\n',

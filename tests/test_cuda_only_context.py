@@ -101,3 +101,108 @@ def test_cute_dsl_modules_are_cuda_only():
     text = "import torch\nx = torch.zeros(2, device='cuda')\n"
     assert codes(text, path="pkg/ops/attn.py") == ["DL103"]
     assert codes(text, path="pkg/ops/attn_cutedsl.py") == []
+
+
+def test_a_module_gated_on_a_compute_capability_is_cuda_only():
+    body = "\n\ndef test_a():\n    x = torch.zeros(2, device=\"cuda\")\n"
+    gated = ("import pytest\nimport torch\n\n"
+             "pytestmark = pytest.mark.skipif(\n    not torch.cuda.is_available()\n"
+             "    or torch.cuda.get_device_capability() != (12, 0), reason='SM120')\n" + body)
+    assert codes(gated, path="tests/test_k.py") == []
+    skipped = ("import pytest\nimport torch\nfrom pkg.utils import is_sm_at_least_90\n\n"
+               "if not is_sm_at_least_90():\n    pytest.skip('SM90', allow_module_level=True)\n"
+               + body)
+    assert codes(skipped, path="tests/test_k.py") == []
+    # a gate that only skips old CUDA GPUs runs everywhere else
+    old_only = ("import pytest\nimport torch\nfrom pkg.utils import is_sm_at_least_89\n\n"
+                "pytestmark = pytest.mark.skipif(\n    torch.cuda.is_available() and "
+                "not is_sm_at_least_89(), reason='old GPU')\n" + body)
+    assert "DL103" in codes(old_only, path="tests/test_k.py")
+
+
+def test_a_test_gated_on_a_compute_capability_is_cuda_only():
+    text = ("import pytest\nimport torch\n\n\n"
+            "@pytest.mark.skipif(not is_sm_at_least_100(), reason='SM100')\n"
+            "def test_kernel():\n    x = torch.zeros(2, device=\"cuda\")\n\n\n"
+            "def test_generic():\n    x = torch.zeros(2, device=\"cuda\")\n")
+    assert [d.location[0] for d in devlint.check_source(text, path="tests/test_k.py")] == [11]
+
+
+def test_print_only_twin_and_never_run_tests():
+    text = ("import logging\nimport pytest\nimport torch\nimport unittest\n"
+            "logger = logging.getLogger(__name__)\n\n\n"
+            "def warn(t):\n    if t.is_cuda:\n        logger.warning_once('moving to the CPU')\n"
+            "    return t.cpu()\n\n\n"
+            "def require_multi_gpu(test):\n"
+            "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2')(test)\n\n\n"
+            "def require_multi_accelerator(test):\n    return test\n\n\n"
+            "@pytest.mark.skip(reason='requires CUDA')\nclass TestOld:\n"
+            "    def test_a(self):\n        x = torch.zeros(2, device='cuda')\n")
+    assert codes(text, path="tests/test_k.py") == []
+
+
+def test_a_default_every_call_overrides_is_dead_in_a_test_module():
+    text = ("import torch\n\n\nclass Toy(torch.nn.Module):\n"
+            "    def __init__(self, dim, device=\"cuda\"):\n        super().__init__()\n\n\n"
+            "def test_a(device):\n    m = Toy(4, device=device)\n    n = Toy(4, device)\n"
+            "    assert isinstance(m, Toy)\n")
+    assert codes(text, path="tests/test_toy.py") == []
+    # one call that takes the default, a use that is not a call, or a library module: reported
+    for extra, path in (("    Toy(4)\n", "tests/test_toy.py"),
+                        ("    make = Toy\n", "tests/test_toy.py"), ("", "pkg/toy.py")):
+        assert codes(text + extra, path=path) == ["DL103"]
+
+
+def test_cuda_in_a_function_name_is_no_stack():
+    text = "import torch\n\n\ndef move_to_cuda(batch):\n    return {k: v.cuda() for k, v in batch.items()}\n"
+    assert codes(text) == ["DL102"]
+    # with a CPU twin it is still a device move, not a platform dispatch
+    assert codes(text + "\n\ndef move_to_cpu(batch):\n    return batch\n") == ["DL102"]
+
+
+def test_the_torch_build_asked_for():
+    # a module that asserts a CUDA build does not import elsewhere
+    bench = ("import torch\n\ndevice = torch.device('cuda')\n"
+             "assert torch.version.cuda is not None, 'CUDA is not available'\n")
+    assert codes(bench, path="bench/b.py") == []
+    # the torch.cuda query of a test that also asks for the ROCm build is ROCm's own
+    rocm = ("import torch\n\n\ndef available():\n"
+            "    if not torch.version.hip or not torch.cuda.is_available():\n"
+            "        return False\n    return True\n")
+    assert codes(rocm) == []
+    # the body is not the test: still reported
+    body = ("import torch\n\n\ndef f():\n    if torch.version.hip:\n"
+            "        torch.cuda.synchronize()\n")
+    assert codes(body) == ["DL401"]
+
+
+def test_a_stand_in_for_the_cuda_api_and_a_default_of_a_cuda_only_function():
+    text = ("import torch\n\n\ndef _checked_cuda(self, device=None):\n"
+            "    return torch.device('cuda') if device is None else device\n\n\n"
+            "def install():\n    torch.Tensor.cuda = _checked_cuda\n\n\n"
+            "def nccl_broadcast(t, device='cuda'):\n    return t\n")
+    assert codes(text) == []
+
+
+def test_one_ipc_helper_scopes_to_itself_two_make_the_module():
+    helper = ("import torch\nfrom torch.multiprocessing.reductions import reduce_tensor\n\n\n"
+              "def share(t):\n    return reduce_tensor(t.cuda())\n\n\n"
+              "def train(m):\n    return m.cuda()\n")
+    assert [d.location[0] for d in devlint.check_source(helper, path="pkg/m.py")] == [10]
+    # torch's tensor-sharing pair alone, in two functions: still only those functions
+    both = helper + ("\n\ndef receive(args):\n    from torch.multiprocessing.reductions import "
+                     "rebuild_cuda_tensor\n    return rebuild_cuda_tensor(*args)\n")
+    assert [d.location[0] for d in devlint.check_source(both, path="pkg/m.py")] == [10]
+    # the CUDA driver API in two of them: the module is built on it
+    driver = helper + "\n\ndef pin(lib, p, n):\n    return lib.cudaHostRegister(p, n, 0)\n"
+    assert codes(driver) == []
+
+
+def test_an_assert_on_a_tensor_device_is_no_contract_and_a_cuda_method_override_is():
+    text = ("def all_to_all(tensor):\n    assert tensor.device.type == 'cuda', 'only CUDA tensors'\n"
+            "    return tensor\n")
+    assert codes(text) == ["DL201"]
+    meta = ("import torch\n\n\nclass MetaTensor(torch.Tensor):\n"
+            "    def cuda(self, device=None, non_blocking=False):\n"
+            "        return self.to(device='cuda:0', non_blocking=non_blocking)\n")
+    assert codes(meta) == []

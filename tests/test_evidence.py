@@ -54,6 +54,8 @@ def test_a_cuda_only_import_exempts_the_file_with_its_line():
     ('if TYPE_CHECKING:\n    d = "cuda"\n', 2, "not-a-device", 1),
     # a CUDA-only scope, by its name
     ('def _flashinfer_setup(t):\n    return t.to("cuda")\n', 2, "cuda-only-scope", 1),
+    ('class Op:\n    def forward_native(self, t):\n        return t\n\n'
+     '    def forward_cuda(self, t):\n        return t.to("cuda")\n', 6, "cuda-twin", 2),
 ])
 def test_each_principle_names_itself_and_its_evidence(text, row, principle, evidence_row):
     facts, reasons = _reasons("import torch\n" + text)
@@ -81,3 +83,54 @@ def test_no_reason_no_exemption():
     assert reasons[5] is None
     node = next(n for n in device_strings(facts) if n.lineno == 5)
     assert not skipped(facts, node)
+
+
+def _api_reasons(text, path="pkg/mod.py"):
+    """row -> Reason (or None) of each `torch.cuda` reference of the text."""
+    facts = build_facts(path, "import torch\n" + text, Settings(profile="torch"))
+    return {node.lineno - 1: why_skipped(facts, node, api=True) for node, _ in facts.torch_refs}
+
+
+@pytest.mark.parametrize("text, row, principle", [
+    # a guard: its body is CUDA's, the guard itself is not exempt
+    ("if torch.cuda.is_available():\n    torch.cuda.synchronize()\n", 2, "cuda-guard"),
+    ("_ON_CUDA = torch.cuda.is_available()\n\n\ndef f():\n    if _ON_CUDA:\n"
+     "        torch.cuda.synchronize()\n", 6, "cuda-guard"),
+    ("def f(x, defer):\n    if defer or x.device.type != 'cuda':\n        return\n    else:\n"
+     "        torch.cuda.current_stream()\n", 5, "cuda-guard"),
+    ("def _require_cuda():\n    assert torch.cuda.is_available()\n\n\ndef f():\n"
+     "    _require_cuda()\n    torch.cuda.synchronize()\n", 7, "cuda-guard"),
+    # ladders: torch's device modules, a project's helpers, the final else
+    ("if is_torch_npu_available():\n    pass\nelif torch.cuda.is_available():\n"
+     "    torch.cuda.empty_cache()\n", 3, "platform-ladder"),
+    ("if is_torch_npu_available():\n    pass\nelif torch.cuda.is_available():\n"
+     "    torch.cuda.empty_cache()\n", 4, "platform-ladder"),
+    ("if hasattr(torch, 'npu'):\n    pass\nelif is_torch_xpu_available():\n    pass\nelse:\n"
+     "    torch.cuda.empty_cache()\n", 6, "platform-ladder"),
+    # several platforms, a capability gate
+    ("ok = torch.cuda.is_available() or torch.backends.mps.is_available()\n", 1,
+     "several-platforms"),
+    ("ok = torch.cuda.is_available() and not is_sm_at_least_89()\n", 1, "capability-gate"),
+])
+def test_in_function_principles(text, row, principle):
+    why = _api_reasons(text)[row]
+    assert why is not None and why.principle == principle, why
+
+
+@pytest.mark.parametrize("text, row", [
+    # the guard itself stays a finding
+    ("if torch.cuda.is_available():\n    torch.cuda.synchronize()\n", 1),
+    # excluding the CPU, or some platforms, is not CUDA
+    ("def f(device):\n    if device == 'cpu':\n        return\n    torch.cuda.synchronize()\n", 4),
+    ("if not is_xpu() and not is_rocm():\n    torch.cuda.synchronize()\n", 2),
+    # the CPU is no other accelerator: no ladder
+    ("if torch.cuda.is_available():\n    pass\nelif device == 'cpu':\n    pass\nelse:\n"
+     "    torch.cuda.synchronize()\n", 6),
+    # the else after a single other platform is every remaining platform's
+    ("if current_platform.is_tpu():\n    pass\nelse:\n    torch.cuda.set_device(0)\n", 4),
+    # a gate that merely asks exempts nothing under it
+    ("@pytest.mark.skipif(not current_platform.is_cuda(), reason='x')\ndef test_x():\n"
+     "    torch.cuda.synchronize()\n", 3),
+])
+def test_limits_of_the_in_function_principles(text, row):
+    assert _api_reasons(text)[row] is None

@@ -57,7 +57,7 @@ GUARDED_CALLER = textwrap.dedent("""\
 
 
     def select(fast):
-        if current_platform.is_xpu() or current_platform.is_rocm():
+        if not current_platform.is_cuda():
             return None
         return swap if fast else swap_table
     """)
@@ -297,14 +297,16 @@ def test_a_re_export_is_not_followed(pkg):
     assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
 
 
-def test_ruling_out_the_cpu_alone_leaves_other_accelerators(pkg):
+@pytest.mark.parametrize("exclusion", [
+    "current_platform.is_cpu()",
+    # ruling out the platforms a module names leaves out-of-tree ones in (SPEC 3)
+    "current_platform.is_xpu() or current_platform.is_rocm()",
+    "device == \"cpu\"",
+])
+def test_ruling_platforms_out_is_not_cuda(pkg, exclusion):
     write(pkg, {"pkg/worker.py": GUARDED_CALLER.replace(
-        "current_platform.is_xpu() or current_platform.is_rocm()", "current_platform.is_cpu()")})
-    assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
-    # ruling out XPU in a module that also names TPU leaves TPU in
-    write(pkg, {"pkg/worker.py": GUARDED_CALLER.replace(
-        "current_platform.is_rocm()", "current_platform.is_rocm()\n    ) and not (0\n    ")
-        + "\n\ndef tpu():\n    return current_platform.is_tpu()\n"})
+        "not current_platform.is_cuda()", exclusion).replace("def select(fast)",
+                                                             "def select(fast, device=None)")})
     assert ("pkg/kernels.py", 5, "DL101") in findings(pkg)
 
 

@@ -6,19 +6,22 @@ from __future__ import annotations
 import ast
 import bisect
 
+from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
-    _EXITS, _FUNCS, INTERESTING_STRING, FileFacts, Where, collect_imports,
+    _FUNCS, INTERESTING_STRING, FileFacts, Where, collect_imports,
 )
-from devlint.evidence.cuda_guard import (
-    _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_QUERIES, _alike_polarity, _is_type_checking, guard_reason,
-)
+from devlint.evidence import several_platforms
+from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
 from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, _OTHER_PLATFORM_MODULES, _OTHER_PLATFORM_QUERIES, ladder_reason,
+    ladder_reason, ladder_test_reason, other_accelerator_test,
 )
 
 
-class Descent:
+_DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
+
+
+class Descent(GuardTests):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -30,6 +33,9 @@ class Descent:
         self.project_api = project_api_names()  # a project's own CUDA-only helpers
         self.dispatch_arms: set = set()  # ids of `if`s that are a dispatch's CUDA arm
         self.chained: set = set()  # ids of `if`s already seen as part of a chain
+        self.ladder_tests: dict = {}  # id(if) -> Reason: the test of a ladder's arm
+        self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
+        self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -39,11 +45,25 @@ class Descent:
         return i < len(self.hot) and self.hot[i] <= (node.end_lineno or node.lineno)
 
     def run(self):
-        self.block(self.f.tree.body, Where(None, None, False, None, None, "module"))
+        body = self.f.tree.body
+        self._query_aliases(body)
+        self._cuda_helpers(body)
+        self.block(body, Where(None, None, False, None, None, "module"))
 
-    # --- statements ----------------------------------------------------------------
     def block(self, body, where: Where):
+        exits_for_other = None  # an earlier `if <other accelerator>: return` of this block
         for stmt in body:
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                    and self._exits(stmt.body[-1]):
+                if exits_for_other is None and other_accelerator_test(stmt.test,
+                                                                      self.f.qualname):
+                    exits_for_other = stmt
+                elif exits_for_other is not None and self._platform_query(stmt.test) != "other" \
+                        and any(self._sides(stmt.test)[:2]):
+                    # `if not torch.cuda.is_available(): return` after the other platforms
+                    # returned: the CUDA arm of a ladder written with early exits
+                    self.ladder_tests[id(stmt)] = ladder_test_reason(exits_for_other,
+                                                                     self.f.path)
             if not self.is_hot(stmt):
                 # an early exit on "not CUDA" guards the rest of the block
                 where = self._after_exit_guard(stmt, where)
@@ -54,66 +74,21 @@ class Descent:
     def _after_exit_guard(self, stmt, where: Where) -> Where:
         """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block."""
         polarity = 0
+        kind = "exit"
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
-            polarity = -self.cuda_test(stmt.test)[0]
+            polarity = 1 if self._sides(stmt.test)[1] else 0
         elif isinstance(stmt, ast.Assert):
-            polarity, tensor = self.cuda_test(stmt.test)
-            if tensor is not None:
-                polarity = 0  # `assert t.is_cuda` is DL201's finding, not a platform guard
+            on_true, _, tensor = self._sides(stmt.test)
+            # `assert t.is_cuda` is DL201's finding, not a platform guard
+            polarity = 1 if on_true and tensor is None else 0
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and self.helpers.get(_called_name(stmt.value)) == "requires":
+            polarity, kind = 1, "helper"  # `_require_cuda()`
         if polarity > 0:
-            return Where(where.function, where.klass, guard_reason("exit", stmt, self.f.path),
+            return Where(where.function, where.klass, guard_reason(kind, stmt, self.f.path),
                          where.tensor_guard, None, where.level)
         return where
-
-    def _platform_query(self, test) -> str | None:
-        """"cuda" or "other" for a bare platform query (`current_platform.is_xpu()`,
-        `torch.cuda.is_available()`), else None."""
-        if not isinstance(test, ast.Call):
-            return None
-        func = test.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        q = self.f.qualname(func) or ""
-        if name in _OTHER_PLATFORM_QUERIES or (
-                name == "is_available" and q.startswith(_OTHER_PLATFORM_MODULES)):
-            return "other"
-        if name in _CUDA_ARM_QUERIES or q in _CUDA_ARM_QUERIES:
-            return "cuda"
-        return None
-
-    def _mark_dispatch(self, head: ast.If) -> None:
-        """Record the CUDA arm of an if/elif chain that also has an arm for another platform
-        (the chain is seen once, from its head)."""
-        if id(head) in self.chained:
-            return
-        arms = []
-        node = head
-        while isinstance(node, ast.If):
-            self.chained.add(id(node))
-            arms.append(node)
-            node = node.orelse[0] if len(node.orelse) == 1 else None
-        kinds = [self._platform_query(a.test) for a in arms]
-        if "other" in kinds:
-            for arm, kind in zip(arms, kinds):
-                if kind == "cuda":
-                    self.dispatch_arms.add(id(arm))
-
-    def _query_aliases(self, body):
-        """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too."""
-        for st in body:
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
-                    and isinstance(st.targets[0], ast.Name):
-                p, _ = self.cuda_test(st.value)
-                if p:
-                    self.query_alias[st.targets[0].id] = p
-
-    def _exits(self, stmt) -> bool:
-        if isinstance(stmt, _EXITS):
-            return True
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            q = self.f.qualname(stmt.value.func) or ""
-            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest")
-        return False
 
     def statement(self, stmt, where: Where):
         here = Where(where.function, where.klass, where.guarded, where.tensor_guard, stmt,
@@ -127,29 +102,36 @@ class Descent:
             self.arguments(stmt.args, stmt, here)
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
-            inner = Where(stmt, where.klass, where.guarded, where.tensor_guard, None, "function")
+            gate = self._skip_gate(stmt)
+            inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
+                          "function")
             self.block(stmt.body, inner)
         elif isinstance(stmt, ast.ClassDef):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
-            self.block(stmt.body, Where(None, stmt, where.guarded, where.tensor_guard, None,
-                                        "class"))
+            gate = self._skip_gate(stmt)
+            self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
+                                        None, "class"))
         elif isinstance(stmt, ast.If):
             self.f.ifs.append(stmt)
+            self._mark_dispatch(stmt)
+            if id(stmt) in self.ladder_tests:  # one arm's test of a platform ladder
+                here = self._guarded(here, True, None, self.ladder_tests[id(stmt)])
             self.f.where[id(stmt)] = here
             self.expr(stmt.test, stmt, here)
-            polarity, tensor = self.cuda_test(stmt.test)
+            on_true, on_false, tensor = self._sides(stmt.test)
             why = guard_reason("if", stmt.test, self.f.path)
             if _is_type_checking(stmt.test):
-                polarity, tensor = 1, None  # stubs for type checkers never run
+                on_true, tensor = True, None  # stubs for type checkers never run
                 why = type_checking_reason(stmt.test, self.f.path)
-            self._mark_dispatch(stmt)
             if id(stmt) in self.dispatch_arms:
-                polarity, tensor = 1, None
+                on_true, tensor = True, None
                 why = ladder_reason(stmt, self.f.path)
-            body_w = self._guarded(where, polarity > 0, tensor, why)
-            else_w = self._guarded(where, polarity < 0, None,
-                                   guard_reason("else", stmt.test, self.f.path))
+            body_w = self._guarded(where, on_true, tensor, why)
+            else_why = guard_reason("else", stmt.test, self.f.path)
+            if id(stmt) in self.ladder_else:
+                on_false, else_why = True, self.ladder_else[id(stmt)]
+            else_w = self._guarded(where, on_false and not on_true, None, else_why)
             self.block(stmt.body, body_w)
             self.block(stmt.orelse, else_w)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -209,58 +191,15 @@ class Descent:
     @staticmethod
     def _guarded(where: Where, on: bool, tensor, why) -> Where:
         """`where` under a guard: a platform guard puts its reason (`why`) on it; a tensor
-        guard (`if t.is_cuda:`) only gives the fix its device."""
+        guard (`if t.is_cuda:`) only gives the fix its device: the literals under it are
+        rewritten to `t.device`, which keeps the code right wherever the branch runs (what
+        upstream fixes do, e.g. `mask.cuda()` -> `mask.to(xs_pad.device)`)."""
         if not on:
             return where
         return Where(where.function, where.klass, why if tensor is None else where.guarded,
                      tensor if tensor is not None else where.tensor_guard, None, where.level)
 
     # --- guards ----------------------------------------------------------------------
-    def cuda_test(self, test) -> tuple[int, ast.expr | None]:
-        """+1: the test establishes CUDA when true; -1: when false; 0: neither.
-        Also returns `t` for `t.is_cuda` tests (a tensor guard, which gives the fix its device)."""
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            p, _ = self.cuda_test(test.operand)
-            return -p, None
-        if isinstance(test, ast.BoolOp):
-            results = [self.cuda_test(v) for v in test.values]
-            if isinstance(test.op, ast.And):
-                for p, t in results:
-                    if p > 0:
-                        return 1, t
-                return 0, None
-            if all(p < 0 for p, _ in results):
-                return -1, None
-            if all(p > 0 for p, _ in results):
-                return 1, None
-            return 0, None
-        if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
-            return 1, test.value
-        if isinstance(test, ast.Name) and test.id in self.query_alias:
-            return self.query_alias[test.id], None
-        if isinstance(test, ast.Call):
-            q = self.f.qualname(test.func)
-            if q in _TORCH_CUDA_QUERIES:
-                return 1, None
-            func = test.func
-            if isinstance(func, ast.Attribute) and func.attr in _PLATFORM_CUDA_QUERIES:
-                return 1, None
-            if isinstance(func, ast.Name) and func.id in _PLATFORM_CUDA_QUERIES:
-                return 1, None
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            op = test.ops[0]
-            sides = (test.left, test.comparators[0])
-            if any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides):
-                if isinstance(op, (ast.Eq, ast.Is)):
-                    return 1, None
-                if isinstance(op, (ast.NotEq, ast.IsNot)):
-                    return -1, None
-            if isinstance(op, ast.In) and isinstance(test.left, ast.Constant) \
-                    and test.left.value == "cuda":
-                return 1, None  # "cuda" in str(device)
-        return 0, None
-
-    # --- expressions -------------------------------------------------------------------
     def expr(self, root, parent, where: Where, annotation: bool = False):
         f = self.f
         parents = f.parent
@@ -275,6 +214,16 @@ class Descent:
             if t is ast.Call:
                 f.calls.append(node)
                 wmap[id(node)] = w
+                if node.args and _called_name(node) == "param" and isinstance(
+                        node.args[0], ast.Constant) and node.args[0].value in ("cuda", "cuda:0"):
+                    # `pytest.param("cuda", marks=skipif(not torch.cuda.is_available()))`
+                    why = guard_reason("param", node, f.path)
+                    for k in node.keywords:
+                        stack.append((k, node, self._guarded(w, True, None, why)))
+                    for a in node.args:
+                        stack.append((a, node, w))
+                    stack.append((node.func, node, w))
+                    continue
             elif t is ast.Constant:
                 v = node.value
                 if isinstance(v, str) and len(v) <= 20 and INTERESTING_STRING.fullmatch(v):
@@ -298,6 +247,10 @@ class Descent:
                         and isinstance(left.value, str) and left.value.startswith("cuda:"):
                     f.fstrings.append(node)
                     wmap[id(node)] = w
+                if isinstance(node.op, ast.Add) and not isinstance(par, ast.BinOp):
+                    why = several_platforms.collection_reason(node, f.path)
+                    if why is not None:
+                        w = self._guarded(w, True, None, why)
             elif t is ast.Attribute or t is ast.Name:
                 if not (type(par) is ast.Attribute and par.value is node):
                     q = f.qualname(node)
@@ -328,5 +281,21 @@ class Descent:
             elif t is ast.Lambda:
                 stack.append((node.body, node, w))
                 continue
+            elif t is ast.BoolOp:
+                why = (several_platforms.test_reason(node, f.qualname, f.path)
+                       or several_platforms.fallback_reason(node, f.path)
+                       or self._capability_operand(node))
+                if why is not None:
+                    if several_platforms.fallback_reason(node, f.path) is why:
+                        # only the fallback operands, not the accelerator query
+                        stack.append((node.values[0], node, w))
+                        for v in node.values[1:]:
+                            stack.append((v, node, self._guarded(w, True, None, why)))
+                        continue
+                    w = self._guarded(w, True, None, why)
+            elif t in _DISPLAYS:
+                why = several_platforms.collection_reason(node, f.path)
+                if why is not None:
+                    w = self._guarded(w, True, None, why)
             for child in ast.iter_child_nodes(node):
                 stack.append((child, node, w))

@@ -37,14 +37,27 @@ def role_expr(facts, role: str, x: str | None = None) -> Expr | None:
     expression is `NO_FORM` and a fix built on it is not offered. None: the profile has no
     form for the role at all."""
     prof = get_profile(facts.profile, facts.settings)
-    if prof.role(role) is None:
+    test = in_test_module(facts)
+    if prof.role(role, None, test) is None:
         return None
-    r = prof.role(role, target_torch(facts))
+    r = prof.role(role, target_torch(facts), test)
     if r is None:
         oldest = prof.oldest(role)
         since = ".".join(map(str, oldest)) if oldest else "?"
         return Expr(NO_FORM, (), f"the {prof.name} profile has no {role} form before torch "
                     f"{since}", False)
+    return bind_expr(facts, r, f"the {prof.name} profile's {role}", x)
+
+
+def in_test_module(facts) -> bool:
+    """A test module (its profile's `tests` roles apply there)."""
+    from devlint.evidence.vocabulary import is_test_path
+
+    return is_test_path(facts.path.replace("\\", "/").split("/"))
+
+
+def bind_expr(facts, r, evidence: str, x: str | None = None) -> Expr:
+    """A profile expression (RoleExpr) with `{torch}` and `{x}` bound for this file."""
     imports = list(r.imports)
     text = r.expr
     if "{torch}" in text:
@@ -55,7 +68,6 @@ def role_expr(facts, role: str, x: str | None = None) -> Expr | None:
         text = text.replace("{torch}", local)
     if x is not None:
         text = text.replace("{x}", x)
-    evidence = f"the {prof.name} profile's {role}"
     return Expr(text, tuple(imports), evidence, True)
 
 
@@ -74,6 +86,11 @@ def import_edits(facts, imports) -> tuple[Edit, ...]:
         if binding is not None:
             local, qual = binding
             if facts.aliases.get(local) == qual:
+                continue
+            if local != "torch" and local in facts.memo("module_bound", lambda: _module_bound(
+                    facts.tree.body)):
+                # the module already binds the project's name (a relative import, a
+                # re-export, the defining module itself): use that binding
                 continue
         edits.append(stmt)
     if not edits:
@@ -123,6 +140,28 @@ def protected_header_end(text: str) -> int:
         if (i == 0 and line.lstrip("\ufeff").startswith("#!")) or _COOKIE.match(line):
             end = sum(len(x) for x in lines[:i + 1])
     return end
+
+
+def _module_bound(body, out=None) -> frozenset:
+    """Names a module binds at its top level: imports (relative ones too), definitions,
+    assignments (also inside top-level `if`/`try`)."""
+    import ast
+
+    out = set() if out is None else out
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            _module_bound(stmt.body, out)
+            for h in getattr(stmt, "handlers", ()):
+                _module_bound(h.body, out)
+            _module_bound(stmt.orelse, out)
+    return frozenset(out)
 
 
 def _requoted(facts, edit: Edit) -> Edit:

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 
 from devlint.evidence import Reason
 from devlint.evidence.cuda_only_scope import _scope_reason
+from devlint.evidence.cuda_twin import (
+    api_stand_ins, defined_functions, stand_in_reason, twin_reason,
+)
+from devlint.evidence.dead_default import default_of
+from devlint.evidence.not_a_device import never_runs_reason
 from devlint.evidence.vocabulary import (
     _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
 )
@@ -67,6 +72,10 @@ class FileFacts:
     _scope_memo: dict = field(default_factory=dict)
     docstring_end_row: int = 0
     future_end_row: int = 0
+    # `--show-exempt`: [(rule, node, Reason)] that `rules._device.skipped` records while the
+    # rule `rule` runs (None: not collecting)
+    exempt: list | None = None
+    rule: object = None
 
     # --- positions -------------------------------------------------------------------
     @property
@@ -115,16 +124,36 @@ class FileFacts:
         w = self.where_of(node)
         if w is None:
             return None
-        for scope in (w.function, w.klass):
+        # a parameter's default belongs to its function's signature (evaluated where the
+        # `def` stands, so `w` does not hold that function)
+        found = default_of(self, node) if w.level != "function" or w.function else None
+        for scope in (found[0] if found else None, w.function, w.klass):
             if scope is None:
                 continue
             key = id(scope)
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
-                                         or self._calls_cuda_only(scope))
+                                         or self._calls_cuda_only(scope)
+                                         or never_runs_reason(scope, self.path)
+                                         or self._twin(scope, w.klass)
+                                         or stand_in_reason(scope, self.memo(
+                                             "stand-ins", lambda: api_stand_ins(self.tree)),
+                                             self.path, w.klass))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
         return None
+
+    def _twin(self, scope, klass) -> str | None:
+        """The deliberate CUDA twin of a generic function defined next to it (same module or
+        class): `devlint.evidence.cuda_twin`."""
+        if klass is not None and scope in klass.body:
+            body = klass.body
+        elif scope in self.tree.body:
+            body = self.tree.body
+        else:
+            return None
+        siblings = self.memo(("defs", id(body)), lambda: defined_functions(body))
+        return twin_reason(scope, siblings, self.path)
 
     def cuda_only_callee(self, node) -> str | None:
         """`_flash_attn_fwd_combine(torch.empty(..., device="cuda"))`: `node` is (inside) an

@@ -26,10 +26,15 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     _star_torch(tree, aliases)
     profile = resolve_profile(getattr(settings, "profile", "auto"), path, aliases)
     facts = FileFacts(path, text, profile, settings, None, tree, aliases)
-    facts.cuda_only = (_cuda_only_reason(path, tree) or _profile_folder_reason(path, profile)
+    # `skip-cuda-only-paths = false`: a file's folder and name are no evidence, its imports
+    # and CUDA runtime use still are
+    by_path = getattr(settings, "skip_cuda_only_paths", True)
+    facts.cuda_only = (_cuda_only_reason(path, tree, by_path=by_path)
+                       or (_profile_folder_reason(path, profile) if by_path else None)
                        or _runtime_reason(tree, text, path))
-    facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True)
-                        or _vendor_family_reason(path))
+    facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True,
+                                                             by_path=by_path)
+                        or (_vendor_family_reason(path) if by_path else None))
     leading_rows(facts)
     hot = hot_rows(facts)
     if hot:

@@ -25,7 +25,7 @@ from enum import Enum
 
 from devlint.engine.atomic import write_atomic
 
-FORMAT = 1
+FORMAT = 2
 RACY_S = 2.0
 DIR_NAME = ".devlint_cache"
 
@@ -79,9 +79,9 @@ def settings_key(settings) -> str:
 # --- diagnostics <-> JSON ------------------------------------------------------------------
 
 def _classes() -> dict:
-    from devlint.diagnostics import Applicability, Diagnostic, Edit, Fix
+    from devlint.diagnostics import Applicability, Diagnostic, Edit, Exempt, Fix
 
-    return {c.__name__: c for c in (Diagnostic, Fix, Edit, Applicability)}
+    return {c.__name__: c for c in (Diagnostic, Fix, Edit, Applicability, Exempt)}
 
 
 def encode(value):
@@ -138,7 +138,8 @@ class Cache:
         """A file of another stage's own data, under this engine's cache directory."""
         return os.path.join(self._base, *parts)
 
-    # entry: [mtime_ns, size, ino, digest, time the file was read, encoded diagnostics]
+    # entry: [mtime_ns, size, ino, digest, time the file was read, encoded diagnostics,
+    #         encoded exempt entries (devlint.diagnostics.Exempt)]
     def _where(self, path: str, kind: str, settings) -> tuple[str, str]:
         skey = self._settings_keys.get(id(settings))
         if skey is None or skey[0] is not settings:
@@ -162,7 +163,7 @@ class Cache:
     def _entry(self, path, kind, settings):
         shard, key = self._where(path, kind, settings)
         e = self._load(shard).get(key)
-        if not (isinstance(e, list) and len(e) == 6):
+        if not (isinstance(e, list) and len(e) == 7):
             return None
         return e
 
@@ -186,30 +187,39 @@ class Cache:
             return None
         diags = self._decode(e, path)
         if diags is not None:
-            self._put(path, kind, settings, stamp, e[5])
+            self._put(path, kind, settings, stamp, e[5], e[6])
         return diags
 
-    def _decode(self, e, path):
+    def exempt_of(self, path: str, kind: str, settings) -> list:
+        """The exempt entries stored with the current entry's diagnostics (`--show-exempt`;
+        the whole-file ones always)."""
+        e = self._entry(path, kind, settings)
+        found = self._decode(e, path, 6) if e is not None else None
+        return found or []
+
+    def _decode(self, e, path, field=5):
         if self._classes is None:
             self._classes = _classes()
         try:
-            diags = decode(e[5], path, self._classes)
+            diags = decode(e[field], path, self._classes)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
         return diags if isinstance(diags, list) else None
 
-    def store(self, path: str, kind: str, settings, stamp, diagnostics) -> None:
-        """Record check-mode diagnostics for stamp = (stat key, digest, time it was read)."""
+    def store(self, path: str, kind: str, settings, stamp, diagnostics, exempt=()) -> None:
+        """Record check-mode diagnostics (and what was exempt) for stamp = (stat key,
+        digest, time it was read)."""
         try:
             payload = encode(list(diagnostics))
+            held = encode(list(exempt))
         except TypeError:
             return
-        self._put(path, kind, settings, stamp, payload)
+        self._put(path, kind, settings, stamp, payload, held)
 
-    def _put(self, path, kind, settings, stamp, payload):
+    def _put(self, path, kind, settings, stamp, payload, held):
         (mtime_ns, size, ino), dig, read_at = stamp
         shard, key = self._where(path, kind, settings)
-        entry = [mtime_ns, size, ino, dig, read_at, payload]
+        entry = [mtime_ns, size, ino, dig, read_at, payload, held]
         self._load(shard)[key] = entry
         self._dirty.setdefault(shard, {})[key] = entry
 

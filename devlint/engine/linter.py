@@ -61,15 +61,22 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
     if not codes:
         return []
     facts = build_facts(path, text, settings, tree)
+    if out is not None and getattr(settings, "show_exempt", False):
+        facts.exempt = []
     diags: list[Diagnostic] = []
     stmt_rows: list[int] = []
     for rule in _rule_instances(codes):
+        facts.rule = rule
         try:
             for d in rule.check(facts):
                 diags.append(d)
         except Exception as e:  # the runner reports it as an internal error naming the rule
             e.devlint_rule = f"{rule.code} ({rule.name})"
             raise
+    if facts.exempt is not None and (facts.cuda_only or facts.cuda_alike):
+        _whole_file_candidates(facts, codes)
+    if out is not None:
+        out["exempt"] = exempt_entries(facts, diags)
     check_unused = "DL900" in codes
     if not diags and not check_unused:
         return []
@@ -88,6 +95,56 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
         diags.extend(unused)
     diags.sort(key=lambda d: (d.start, d.code))
     return diags
+
+
+def _whole_file_candidates(facts, codes) -> None:
+    """`--show-exempt` in a CUDA-only (or CUDA-alike) file: what each rule the file's reason
+    turns off would report without it, recorded with that reason. Several rules do not look
+    at such a file at all, so they run once more with the file-level reasons cleared (the
+    other principles still apply; what they exempt is listed under the file's reason too)."""
+    from devlint.diagnostics import API_RULES
+
+    whole = facts.cuda_only or facts.cuda_alike
+    api = tuple(API_RULES.split(","))
+    saved = (facts.cuda_only, facts.cuda_alike, facts.exempt, facts.rule)
+    found: list = []
+    facts.cuda_only = facts.cuda_alike = None
+    try:
+        for rule in _rule_instances(codes):
+            if rule.code == "DL900" or not (saved[0] or rule.code.startswith(api)):
+                continue
+            facts.rule, facts.exempt = rule, []
+            found += [(rule, (d.start, d.end), whole) for d in rule.check(facts)]
+            found += [(rule, node, whole) for _, node, _ in facts.exempt]
+    finally:
+        facts.cuda_only, facts.cuda_alike, facts.exempt, facts.rule = saved
+    facts.exempt.extend(found)
+
+
+def exempt_entries(facts, diags) -> list:
+    """What `--show-exempt` lists of one file: a whole-file entry when the file is CUDA-only
+    (every rule) or CUDA-alike (the torch.cuda API rules), and, when collected, each candidate
+    a rule did not report, once per place (the first rule's principle), leaving out a place
+    some rule reported after all."""
+    from devlint.diagnostics import ALL_RULES, API_RULES, exempt_from_reason
+
+    out = []
+    whole = facts.cuda_only or facts.cuda_alike
+    if whole:
+        out.append(exempt_from_reason(whole, None, "", facts.path,
+                                      rules=ALL_RULES if facts.cuda_only else API_RULES))
+    if facts.exempt:
+        taken = {(d.start, d.end) for d in diags}
+        for rule, node, reason in facts.exempt:
+            start, end = node if isinstance(node, tuple) else facts.span(node)
+            if (start, end) in taken:
+                continue
+            taken.add((start, end))
+            e = exempt_from_reason(reason, rule.code, rule.name, facts.path, start, end)
+            e.location = facts.locator.rowcol(start)
+            e.end_location = facts.locator.rowcol(end)
+            out.append(e)
+    return out
 
 
 def _dedupe(diags):

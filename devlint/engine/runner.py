@@ -45,6 +45,9 @@ class FileResult:
     # linted, and (mtime_ns, size, inode, time read) of those bytes
     facts: dict | None = None
     stat: tuple | None = None
+    # what devlint chose not to report (devlint.diagnostics.Exempt): the whole file when it is
+    # CUDA-only, and with --show-exempt each candidate not reported
+    exempt: list = field(default_factory=list)
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -119,11 +122,11 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
         return res
     lint = _linter(kind, path, settings)
     if mode == "check":
-        if res.facts is None:
-            res.diagnostics = lint(src.text)
-            return res
         out: dict = {}
-        res.diagnostics = lint(src.text, out)
+        res.diagnostics = lint(src.text, out) if kind == "python" else lint(src.text)
+        res.exempt = out.get("exempt", [])
+        if res.facts is None:
+            return res
         if out.get("tree") is not None:
             from devlint.engine.project import linted_facts, parsed_facts
 
@@ -151,7 +154,10 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             new_text = src.text
     res.changed = new_text != src.text
     res.applied = outcome.applied if res.changed else 0
-    res.diagnostics = lint(new_text) if res.changed else lint(src.text)
+    out = {}
+    final = new_text if res.changed else src.text
+    res.diagnostics = lint(final, out) if kind == "python" else lint(final)
+    res.exempt = out.get("exempt", [])
     if res.changed:
         res.new_bytes = src.to_bytes(new_text)
         if mode == "diff":
@@ -361,7 +367,8 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
             diags, expect = cache.lookup(path, kind, settings, st)
             if diags is not None and (mode == "check"
                                       or not any(applicable(d, unsafe) for d in diags)):
-                results[i] = FileResult(path, diagnostics=diags, cached=True)
+                results[i] = FileResult(path, diagnostics=diags, cached=True,
+                                        exempt=cache.exempt_of(path, kind, settings))
                 continue
         # a cached digest to confirm by content (check mode: in fix mode a confirmed entry with
         # fixes to apply would need a second pass)
@@ -378,6 +385,7 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
                                        exempt=exemption(path))
             else:
                 res.diagnostics = diags
+                res.exempt = cache.exempt_of(path, kind, settings)
                 if mode != "check" and any(applicable(d, unsafe) for d in diags):
                     res, stamp = lint_file(path, kind, settings, mode, unsafe,
                                            exempt=exemption(path))
@@ -423,7 +431,7 @@ def _remember(cache, res, stamp, mode, path, kind, settings):
         except OSError:
             return
         stamp = (stat_key(st), digest(data), time.time())
-    cache.store(path, kind, settings, stamp, res.diagnostics)
+    cache.store(path, kind, settings, stamp, res.diagnostics, res.exempt)
 
 
 def _quiet_broken_pool_thread() -> None:

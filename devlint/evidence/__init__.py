@@ -8,21 +8,61 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `if current_platform.is_cuda():`, the else-branch of the opposite test, an early exit).
 - `platform_ladder`: an if/elif chain that gives CUDA and another platform their own arms;
   which tests name a platform at all.
+- `several_platforms`: a collection or a boolean test that also names another accelerator.
+- `capability_gate`: a CUDA query joined to a compute-capability test.
+- `redundant_seed`: a CUDA seed beside `torch.manual_seed` of the same value.
+- `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202).
 - `cuda_only_module`: a file CUDA-only by construction: its folder, its name, its imports of
   a CUDA-only stack, its use of CUDA IPC / the CUDA runtime, a profile's platform folder, a
   vendor family with only NVIDIA/AMD backends (`vocabulary` holds the shared word lists,
   `devlint/data/cuda_only.toml`).
 - `cuda_only_scope`: a function or class CUDA-only by its name, its imports or its direct use
   of the CUDA runtime; an argument of a call into a CUDA-only module.
+- `capability`: gates that require a CUDA build or an NVIDIA compute capability (used by the
+  two above), and tests that ask which build torch is (`torch.version.hip`).
 - `not_a_device`: code that never puts a value on a device (a type annotation, a
-  `TYPE_CHECKING` block).
+  `TYPE_CHECKING` block, a test that is always skipped); `dead_default`: a parameter default
+  every call in its test module overrides.
+- `print_only`: a CUDA test that only chooses a message.
+- `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
+  per-platform dispatch method, a stand-in for torch's CUDA API.
 - The package-level principles (CUDA-only through a project module, test doubles, functions
-  only called on CUDA) live with the project stage, `devlint.engine.project`, which
-  reads the package around a file.
+  only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
+  reads the package around a file; `test_double` and `only_called_on_cuda` state them.
+
+`PRINCIPLES` names them all, each with the module whose docstring states it: the one source
+of `principle_summary` (`devlint rule` and docs/rules/ print it).
 
 This layer imports only the configuration layer (data) and the standard library.
 """
 from __future__ import annotations
+
+
+# principle -> the module whose docstring states it (first line: "Principle: ...")
+PRINCIPLES = {
+    "cuda-only-module": "devlint.evidence.cuda_only_module",
+    "cuda-only-scope": "devlint.evidence.cuda_only_scope",
+    "cuda-guard": "devlint.evidence.cuda_guard",
+    "platform-ladder": "devlint.evidence.platform_ladder",
+    "several-platforms": "devlint.evidence.several_platforms",
+    "capability-gate": "devlint.evidence.capability_gate",
+    "redundant-seed": "devlint.evidence.redundant_seed",
+    "fast-path": "devlint.evidence.fast_path",
+    "not-a-device": "devlint.evidence.not_a_device",
+    "test-double": "devlint.evidence.test_double",
+    "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+    "print-only": "devlint.evidence.print_only",
+    "cuda-twin": "devlint.evidence.cuda_twin",
+}
+
+
+def principle_summary(name: str) -> str:
+    """The principle's one-sentence statement, from its module's docstring."""
+    import importlib
+
+    doc = importlib.import_module(PRINCIPLES[name]).__doc__ or ""
+    first = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    return first.removeprefix("Principle:").strip()
 
 
 class Reason(str):
@@ -61,3 +101,14 @@ class Reason(str):
 
     def to_dict(self) -> dict:
         return {"principle": self.principle, "message": self.text, "location": self.location}
+
+    @classmethod
+    def from_dict(cls, data) -> "Reason":
+        """The inverse of `to_dict` (a stored reason); a plain str is a reason without a
+        principle or a place (what older stores hold)."""
+        if isinstance(data, str):
+            return cls("exempt", data)
+        where, line = data.get("location"), None
+        if where and where.rpartition(":")[2].isdigit():
+            where, line = where.rpartition(":")[0], int(where.rpartition(":")[2])
+        return cls(data.get("principle") or "exempt", data.get("message") or "", where, line)

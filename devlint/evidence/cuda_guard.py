@@ -4,15 +4,30 @@ Evidence: the enclosing test (`if t.is_cuda:`, `if current_platform.is_cuda():`,
 `torch.cuda.is_initialized()`, `device.type == "cuda"`, the else-branch of the opposite test,
 an early `if not <cuda>: return`, `if TYPE_CHECKING:`), or the literal's own expression
 testing for a CUDA-alike platform (`"cuda" if is_cuda_alike() else "cpu"`).
+Also `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`,
+`len(torch.cuda.default_generators) > 0`, a CUDA capability test (`get_device_capability() >=
+(9, 0)`, `is_sm_at_least_90()`, `is_hopper()`), a flag assigned from any of these
+(`_is_cuda = torch.cuda.is_available()`, at module or function level), a helper of the same
+file that returns such a test or asserts/requires one before anything else (`_require_cuda()`
+as a statement guards the rest of its block), and the skip gate of the enclosing test or class
+(`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
+`@requires_cuda`) where that gate is itself a finding (DL203) or asks for a compute
+capability; a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
+nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of
+`x or device.type != "cuda"` is CUDA's.
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
-platform; `torch.cuda.is_available()` asks "is there a GPU?" and guards nothing (it is itself a
-DL401 finding); `if device == "cpu": return` is not evidence of CUDA.
+platform; `if device == "cpu": return` is not evidence of CUDA, nor is excluding some
+platforms (`not is_xpu() and not is_rocm()`). The guard itself is no exemption: an
+`if torch.cuda.is_available():` with no arm for another platform stays a finding (DL401),
+and a fix of it rewrites the guard and its body together, unsafely (it changes which branch
+runs).
 The polarity of a test is computed by the triage descent (`devlint.analysis.descent`), which
 puts the `guard_reason` of the innermost guard on the `Where` of each candidate under it.
 """
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.evidence import Reason
 
@@ -23,7 +38,22 @@ _PLATFORM_CUDA_QUERIES = {"is_cuda"}
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
 # `device = "cuda:0"` below it); it is itself a DL401 finding.
-_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized"}
+_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized", "torch.cuda.is_available"}
+# counts that are positive only with a CUDA device: `torch.cuda.device_count() > 0`,
+# `len(torch.cuda.default_generators) > 0`
+_TORCH_CUDA_COUNTS = {"torch.cuda.device_count", "torch.cuda.default_generators"}
+# a compute-capability query or a helper named after one (an NVIDIA SM version or
+# architecture): true only on a CUDA GPU
+_CAPABILITY_NAME = re.compile(
+    r"(?i)^_*(?:is_|has_|check_|at_least_)?(?:sm_?\d+\w*|sm_at_least\w*|hopper|blackwell|ampere)$"
+    r"|(?:^|_)sm_at_least(?:_|$)|(?:^|_)sm_?\d{2,3}(?:_|$)")
+_CAPABILITY_QUERIES = {"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"}
+# decorators that skip a test unless CUDA is there (the gate is DL203's finding; the test's
+# body is CUDA's)
+GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
+                       r"needs_cuda|only_cuda|skip_?unless_?cuda)$")
+SKIP_IF = frozenset({"skipif", "skipIf", "skip_if"})
+SKIP_UNLESS = frozenset({"skipUnless", "skip_unless"})
 
 
 def _alike_polarity(test) -> int:
@@ -49,7 +79,16 @@ _GUARD_TEXT = {
     "else": "in the else-branch of a test that rules CUDA out",
     "exit": "after an early exit or assert that leaves only CUDA",
     "alike": "its own expression tests for a CUDA-alike platform",
+    "gate": "in a test or class whose skip gate requires CUDA",
+    "helper": "after a call of a helper that requires CUDA",
+    "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
 }
+
+
+def is_capability_name(name: str) -> bool:
+    """A helper named after an NVIDIA compute capability or architecture
+    (`is_sm_at_least_90`, `is_sm100`, `is_hopper`)."""
+    return bool(_CAPABILITY_NAME.search(name))
 
 
 def guard_reason(kind: str, test, path: str | None) -> Reason:

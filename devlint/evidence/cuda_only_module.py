@@ -3,9 +3,13 @@
 Evidence (each a `Reason("cuda-only-module", ...)`): its folder (`nvidia/`, `cuda/`, a
 vendored kernel tree), its name (`cuda_mem_ops.py`), an unconditional top-level import of a
 CUDA-only stack (`cutlass`, `cuda.bindings`, `cupy`, `flashinfer`...: file:line of the
-import), its use of CUDA IPC or the CUDA runtime outside platform tests (file:line of the
-use), a profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
+import), its use of CUDA IPC or the CUDA runtime outside platform tests by its top-level code
+or by two or more of its functions and classes, not all through torch's tensor-sharing
+reductions (file:line of the use; a use in one function or class makes only that scope
+CUDA-only), a profile's platform folder (`platforms/` in the vllm profile), or a vendor family whose
 only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
+A module whose module-level gate (`pytestmark`, a module-level skip) requires an NVIDIA compute
+capability (`devlint.evidence.capability`) is CUDA-only too.
 Limits: one marker never makes a file CUDA-only; an import under `try`/`if` is optional; a
 test module importing a CUDA-only stack only gates its tests.
 """
@@ -16,6 +20,8 @@ import os
 from functools import lru_cache
 
 from devlint.evidence import Reason
+from devlint.evidence.capability import module_gate
+from devlint.evidence.cuda_only_scope import own_nodes, runtime_marker
 from devlint.evidence.platform_ladder import _outside_platform_tests
 from devlint.evidence.vocabulary import (
     _cuda_only_defaults, _imported_modules, _names_cuda_module, _names_cuda_stem,
@@ -26,34 +32,47 @@ _P = "cuda-only-module"
 
 
 def _runtime_reason(tree: ast.Module, text: str, path: str | None = None) -> Reason | None:
-    """A module that uses CUDA IPC or the CUDA runtime's memory calls (a name, attribute or
-    import of one, or `interprocess=True`). Text-gated: the tree is walked only when the
-    source mentions a marker."""
+    """A module built on CUDA IPC or the CUDA runtime's memory calls (a name or attribute of
+    one, or `interprocess=True`): used by its top-level code, or by two or more of its
+    top-level functions and classes. A use in one function or class makes only that scope
+    CUDA-only (`cuda_only_scope`): one IPC helper in a 700-line trainer says nothing of the
+    trainer. An import alone is no use. Text-gated: the tree is walked only when the source
+    mentions a marker."""
     exact, prefixes, keywords = _runtime_markers()
     if not any(m in text for m in exact) and not any(p in text for p in prefixes) \
             and not any(k + "=" in text for k in keywords):
         return None
-
-    def marker(name):
-        return name in exact or name.startswith(prefixes)
-
-    for n in _outside_platform_tests(tree):
-        t = type(n)
-        if t is ast.Name and marker(n.id):
-            return Reason(_P, f"it uses CUDA IPC, the CUDA runtime or toolkit (`{n.id}`)",
-                          path, getattr(n, "lineno", None))
-        if t is ast.Attribute and marker(n.attr):
-            return Reason(_P, f"it uses CUDA IPC, the CUDA runtime or toolkit (`.{n.attr}`)",
-                          path, getattr(n, "lineno", None))
-        if t is ast.alias and marker(n.name.rsplit(".", 1)[-1]):
-            return Reason(_P, "it uses CUDA IPC, the CUDA runtime or toolkit "
-                          f"(imports `{n.name}`)",
-                          path, getattr(n, "lineno", None))
-        if t is ast.keyword and n.arg in keywords and not (
-                isinstance(n.value, ast.Constant) and not n.value.value):
-            return Reason(_P, f"it uses CUDA IPC (`{n.arg}=`)",
-                          path, getattr(n, "lineno", None))
+    first = None  # (line, marker) of the first unit's use
+    for unit in tree.body:
+        if isinstance(unit, (ast.Import, ast.ImportFrom)):
+            continue
+        # a unit's nested functions count for it; code under a platform test dispatches
+        nodes = _outside_platform_tests(unit) if isinstance(unit, _UNITS) else own_nodes([unit])
+        for n in nodes:
+            marker = runtime_marker(n, exact, prefixes, keywords)
+            if not marker:
+                continue
+            line = getattr(n, "lineno", None)
+            if not isinstance(unit, _UNITS):
+                return Reason(_P, "its top-level code uses CUDA IPC, the CUDA runtime or "
+                              f"toolkit ({marker})", path, line)
+            if first is None:
+                first = (line, marker)
+                break
+            if first[1].strip("`.") in _TORCH_SHARING and marker.strip("`.") in _TORCH_SHARING:
+                break  # torch's tensor sharing alone: see _TORCH_SHARING
+            return Reason(_P, f"it is built on CUDA IPC, the CUDA runtime or toolkit ({first[1]} "
+                          f"and {marker}, in two of its functions or classes)", path, first[0])
     return None
+
+
+_UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# torch's own tensor-sharing reductions: torch shares other devices' tensors the same way, so
+# a module that only uses these in several places is not thereby built on CUDA (vLLM's
+# sharded_rdt_trainer.py: its weight-transfer engine is generic around them); they still make
+# the function or class using them CUDA-only. The CUDA driver calls (`cudaIpc*`, `cuMem*`,
+# `cudaHostRegister`) are CUDA by nature.
+_TORCH_SHARING = frozenset({"reduce_tensor", "rebuild_cuda_tensor"})
 
 
 def _profile_folder_reason(path: str, profile: str) -> Reason | None:
@@ -64,18 +83,24 @@ def _profile_folder_reason(path: str, profile: str) -> Reason | None:
     return None
 
 
-def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False) -> Reason | None:
+def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
+                      by_path: bool = True) -> Reason | None:
     """Why a file is CUDA-only by construction (devlint/data/cuda_only.toml): its folder, its
-    name, or an unconditional top-level import of a CUDA-only stack (an import inside
-    try/except or an `if` is optional)."""
+    name (unless `by_path` is false: the `skip-cuda-only-paths` setting), or an unconditional
+    top-level import of a CUDA-only stack (an import inside try/except or an `if` is
+    optional)."""
     folders, stem_re, imports = _cuda_only_defaults()[1 if alike else 0]
     parts = os.path.abspath(path).replace(os.sep, "/").split("/")
-    for folder in parts[:-1]:
+    for folder in parts[:-1] if by_path else ():
         if folder in folders:
             return Reason(_P, f"in a `{folder}/` folder", path)
     stem = parts[-1].rsplit(".", 1)[0]
-    if _names_cuda_stem(stem_re, stem):
+    if by_path and _names_cuda_stem(stem_re, stem):
         return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
+    gate = module_gate(tree)
+    if gate is not None:
+        return Reason(_P, "the whole module only runs on a CUDA build or a given NVIDIA compute capability",
+                      path, gate.lineno)
     if is_test_path(parts):
         # a test module importing a CUDA-only stack gates those tests; its device constants
         # and tensors are still meant to follow the platform (vLLM PR #38901)

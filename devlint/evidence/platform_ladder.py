@@ -11,6 +11,7 @@ ladder: out-of-tree platforms exist. Also which tests name a platform at all
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.evidence import Reason
 
@@ -61,3 +62,86 @@ def ladder_reason(arm, path: str | None) -> Reason:
     test)."""
     return Reason("platform-ladder", "in the CUDA arm of a platform ladder that also names "
                   "another platform", path, arm.lineno)
+
+
+# --- which tests name an accelerator other than CUDA ------------------------------------
+# Accelerators torch and its plugins know besides CUDA (ROCm is "cuda" to torch). The CPU is
+# not among them: excluding or choosing the CPU says nothing about the other accelerators.
+ACCELERATORS = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "tpu", "neuron",
+                          "neuroncore", "ipu", "sdaa", "gcu", "maia", "mtia", "dml",
+                          "directml", "privateuseone", "habana", "gaudi", "ascend"})
+_ACC = "|".join(sorted(ACCELERATORS, key=len, reverse=True))
+# `is_torch_xpu_available()`, `is_npu_available()`, `has_xpu`, `_is_npu`, `IS_HPU`,
+# `xpu_is_available()`, `use_mlu`, `torch_npu_available`: a query or a flag named after one
+_OTHER_NAME = re.compile(
+    rf"(?i)^_*(?:(?:is|has|use|with|on)_(?:torch_)?(?:{_ACC})(?:_(?:is_)?available|_backend)?"
+    rf"|(?:torch_)?(?:{_ACC})_(?:is_)?available)$")
+_DEVICE_VALUE = re.compile(rf"(?i)^(?:{_ACC})(?::\d+)?$")
+
+
+def names_other_accelerator_value(node) -> bool:
+    """A str constant (or an f-string's head) naming another accelerator's device:
+    `"xpu"`, `"npu:0"`, `f"npu:{i}"`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return bool(_DEVICE_VALUE.fullmatch(node.value))
+    if isinstance(node, ast.JoinedStr) and node.values \
+            and isinstance(node.values[0], ast.Constant) \
+            and isinstance(node.values[0].value, str):
+        head = node.values[0].value
+        return head.endswith(":") and bool(_DEVICE_VALUE.fullmatch(head[:-1]))
+    return False
+
+
+def other_accelerator_test(test, qualname) -> bool:
+    """A test that asks about an accelerator other than CUDA, written with torch's own device
+    modules (`torch.xpu.is_available()`, `torch.backends.mps.is_available()`,
+    `torch.npu.device_count() > 0`, `hasattr(torch, "npu")`), a project's availability
+    helpers or flags named after one (`is_torch_xpu_available()`, `is_npu_available()`,
+    `_is_hpu`), a device-type comparison (`device.type == "xpu"`, `"npu" in device_type`), or
+    `and`/`or`/`not` of them. `qualname` resolves a name through the file's imports.
+    Limits: only names and values that name the accelerator count (never one project's list of
+    helpers); the CPU is no other accelerator."""
+    if isinstance(test, ast.UnaryOp):
+        return other_accelerator_test(test.operand, qualname)
+    if isinstance(test, ast.BoolOp):
+        return any(other_accelerator_test(v, qualname) for v in test.values)
+    if isinstance(test, ast.Compare):
+        return any(names_other_accelerator_value(s) or _other_collection(s)
+                   or other_accelerator_test(s, qualname)
+                   for s in (test.left, *test.comparators))
+    if isinstance(test, ast.Call):
+        f = test.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        if name == "hasattr" and len(test.args) == 2 \
+                and isinstance(test.args[1], ast.Constant) \
+                and str(test.args[1].value).lower() in ACCELERATORS:
+            return True
+        if name in ("is_available", "device_count", "is_initialized"):
+            q = qualname(f) or ""
+            parts = q.split(".")
+            return len(parts) >= 3 and parts[0] == "torch" and parts[-2] in ACCELERATORS
+        return bool(_OTHER_NAME.match(name)) or name in _OTHER_PLATFORM_QUERIES - {"is_cpu"}
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = test.attr if isinstance(test, ast.Attribute) else test.id
+        return bool(_OTHER_NAME.match(name))
+    return False
+
+
+def _other_collection(node) -> bool:
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(
+        names_other_accelerator_value(e) for e in node.elts)
+
+
+def ladder_else_reason(head, path: str | None) -> Reason:
+    """The final `else:` of a ladder whose arms handled other accelerators: what is left is
+    the ladder's own default (evidence: the ladder's first test). Limits: only where the
+    ladder also has a CUDA arm or handled two other accelerators or more; after one other
+    platform alone (`if is_tpu(): ... else:`) the else is every remaining platform's."""
+    return Reason("platform-ladder", "in the final else of a platform ladder that handled "
+                  "other accelerators", path, head.lineno)
+
+
+def ladder_test_reason(arm, path: str | None) -> Reason:
+    """The CUDA test of one arm of a ladder: it only picks CUDA's own arm."""
+    return Reason("platform-ladder", "the test of one arm of a platform ladder that also "
+                  "names another accelerator", path, arm.lineno)

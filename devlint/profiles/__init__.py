@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 ROLES = ("device", "device-object", "device-type", "dist-backend", "visibility-env",
-         "accelerator-tensor-test")
+         "accelerator-tensor-test", "device-module")
+# custom-profile sub-tables: `tests` (roles for test modules only: a test suite's device
+# constant) and `api` (a `torch.cuda` function -> the project's own wrapper of it)
+SUBTABLES = ("tests", "api")
 
 
 @dataclass(frozen=True)
@@ -15,23 +18,40 @@ class RoleExpr:
     expr: str
     imports: tuple[str, ...] = ()
     since: tuple[int, int] | None = None  # oldest torch release the form is right on
+    # device-module only: the `torch.cuda` attributes the expression offers (empty: every
+    # name of devlint/data/device_module_api.toml)
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
     roles: dict  # role -> RoleExpr, or a tuple of RoleExpr variants (newest first)
+    # test modules: roles that replace `roles` there (a test suite's device constant)
+    test_roles: dict = None  # type: ignore[assignment]
+    # `torch.cuda.X` -> the project's wrapper (RoleExpr; `{args}`: the call's arguments)
+    api: dict = None  # type: ignore[assignment]
+    test_api: dict = None  # type: ignore[assignment]
 
-    def role(self, role: str, target: tuple[int, int] | None = None) -> RoleExpr | None:
+    def role(self, role: str, target: tuple[int, int] | None = None,
+             test: bool = False) -> RoleExpr | None:
         """The role's form for the target torch: the first variant whose `since` <= target.
-        None when the profile has no form for the role, or none that the target has."""
+        None when the profile has no form for the role, or none that the target has. In a
+        test module (`test`) the profile's `tests` roles come first."""
         r = self.roles.get(role)
+        if test and self.test_roles and role in self.test_roles:
+            r = self.test_roles[role]
         if r is None or isinstance(r, RoleExpr):
             return r
         for v in r:
             if v.since is None or target is None or v.since <= target:
                 return v
         return None
+
+    def api_wrapper(self, qual: str, test: bool = False) -> RoleExpr | None:
+        if test and self.test_api and qual in self.test_api:
+            return self.test_api[qual]
+        return (self.api or {}).get(qual)
 
     def oldest(self, role: str) -> tuple[int, int] | None:
         """The oldest torch release any form of the role is offered for (None: any)."""
@@ -72,28 +92,65 @@ def _role_from(value, where: str):
         return RoleExpr(value)
     if not isinstance(value, dict) or not isinstance(value.get("expr"), str):
         raise ConfigError(f"{where}: expected a string or a table with `expr` (and optional `import`)")
-    unknown = set(value) - {"expr", "import"}
+    allowed = {"expr", "import", "names"} if where.endswith(".device-module") else {"expr", "import"}
+    unknown = set(value) - allowed
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected `expr`, `import`")
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected "
+                          + ", ".join(f"`{k}`" for k in sorted(allowed)))
     imp = value.get("import", ())
     if isinstance(imp, str):
         imp = (imp,)
     if not all(isinstance(i, str) for i in imp):
         raise ConfigError(f"{where}.import: expected a string or a list of strings")
-    return RoleExpr(value["expr"], tuple(imp))
+    names = value.get("names", ())
+    if not isinstance(names, (list, tuple)) or not all(
+            isinstance(n, str) and n.isidentifier() for n in names):
+        raise ConfigError(f"{where}.names: expected a list of attribute names")
+    return RoleExpr(value["expr"], tuple(imp), None, tuple(names))
 
 
-def _profile_from_table(name: str, table: dict, where: str) -> Profile:
+def _profile_from_table(name: str, table: dict, where: str, subtables: bool = False) -> Profile:
     from devlint.errors import ConfigError
 
-    roles = {}
+    roles, test_roles, api, test_api = {}, {}, {}, {}
     for key, value in table.items():
         if key == "description":
             continue
+        if subtables and key in SUBTABLES:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}.{key}: expected a table")
+            if key == "api":
+                api.update(_api_from(value, f"{where}.api"))
+                continue
+            for role, rv in value.items():
+                if role == "api":
+                    if not isinstance(rv, dict):
+                        raise ConfigError(f"{where}.tests.api: expected a table")
+                    test_api.update(_api_from(rv, f"{where}.tests.api"))
+                elif role not in ROLES:
+                    raise ConfigError(f"{where}.tests: unknown role {role!r} (roles: "
+                                      f"{', '.join(ROLES)})")
+                else:
+                    test_roles[role] = _role_from(rv, f"{where}.tests.{role}")
+            continue
         if key not in ROLES:
-            raise ConfigError(f"{where}: unknown role {key!r} (roles: {', '.join(ROLES)})")
+            extra = f", sub-tables: {', '.join(SUBTABLES)}" if subtables else ""
+            raise ConfigError(f"{where}: unknown role {key!r} (roles: {', '.join(ROLES)}{extra})")
         roles[key] = _role_from(value, f"{where}.{key}")
-    return Profile(name, roles)
+    return Profile(name, roles, test_roles, api, test_api)
+
+
+def _api_from(table: dict, where: str) -> dict:
+    """`"torch.cuda.empty_cache" = { expr = "empty_cache()", import = "..." }`."""
+    from devlint.errors import ConfigError
+
+    out = {}
+    for qual, value in table.items():
+        if not qual.startswith("torch.cuda.") or not all(
+                p.isidentifier() for p in qual.split(".")):
+            raise ConfigError(f"{where}: {qual!r}: expected a `torch.cuda.NAME` API")
+        out[qual] = _role_from(value, f"{where}.{qual}")
+    return out
 
 
 @lru_cache(maxsize=None)
@@ -141,6 +198,8 @@ def check_role(role: str, r: RoleExpr, where: str) -> None:
     for i, stmt in enumerate(r.imports):
         bound |= _imported_names(stmt, f"{where}.import" + (f"[{i}]" if len(r.imports) > 1 else ""))
     text = r.expr.replace("{torch}", "torch")
+    if role == "api":
+        text = text.replace("{args}", "")  # the call's own arguments
     if role == "accelerator-tensor-test":
         if "{x}" not in text:
             raise ConfigError(f"{where}: expected an expression testing the tensor `{{x}}`, "
@@ -192,27 +251,31 @@ def validate_custom_profiles(value, path: str):
         if not isinstance(base, str) or base not in builtin_profiles():
             raise ConfigError(f"{where} extends: expected torch or vllm, got {base!r}")
         rest = {k: v for k, v in table.items() if k != "extends"}
-        prof = _profile_from_table(name, rest, where)
-        for role, r in prof.roles.items():
-            if isinstance(r, RoleExpr):
-                check_role(role, r, f"{where}.{role}")
-            else:
-                for i, v in enumerate(r):
-                    check_role(role, v, f"{where}.{role}[{i}]")
-        items = tuple((role, _hashable(r)) for role, r in prof.roles.items())
-        out.append((name, (("extends", (base, ())),) + items))
+        prof = _profile_from_table(name, rest, where, subtables=True)
+        items = [("extends", (base, ()))]
+        for prefix, roles in (("", prof.roles), ("tests.", prof.test_roles),
+                              ("api.", prof.api), ("tests.api.", prof.test_api)):
+            for role, r in roles.items():
+                kind = "api" if "api." in prefix else role
+                if isinstance(r, RoleExpr):
+                    check_role(kind, r, f"{where}.{prefix}{role}")
+                else:
+                    for i, v in enumerate(r):
+                        check_role(kind, v, f"{where}.{prefix}{role}[{i}]")
+                items.append((prefix + role, _hashable(r)))
+        out.append((name, tuple(items)))
     return tuple(out)
 
 
 def _hashable(r):
     """A role's form(s) as nested tuples, to keep in Settings (hashed by the cache key)."""
     variants = (r,) if isinstance(r, RoleExpr) else r
-    return tuple((v.expr, v.imports, v.since) for v in variants), isinstance(r, RoleExpr)
+    return tuple((v.expr, v.imports, v.since, v.names) for v in variants), isinstance(r, RoleExpr)
 
 
 def _from_hashable(value):
     variants, single = value
-    forms = tuple(RoleExpr(e, i, s) for e, i, s in variants)
+    forms = tuple(RoleExpr(e, i, s, n) for e, i, s, n in variants)
     return forms[0] if single else forms
 
 
@@ -222,12 +285,26 @@ def get_profile(name: str, settings=None) -> Profile:
         return builtins[name]
     for cname, items in getattr(settings, "profiles", ()) or ():
         if cname == name:
-            data = dict(items)
-            base = builtins[data.pop("extends")[0]]
-            roles = dict(base.roles)
-            roles.update({role: _from_hashable(value) for role, value in data.items()})
-            return Profile(name, roles)
+            return _custom_profile(name, items)
     raise KeyError(name)
+
+
+@lru_cache(maxsize=64)
+def _custom_profile(name: str, items) -> Profile:
+    data = dict(items)
+    base = builtin_profiles()[data.pop("extends")[0]]
+    roles, test_roles, api, test_api = dict(base.roles), {}, {}, {}
+    for key, value in data.items():
+        r = _from_hashable(value)
+        if key.startswith("tests.api."):
+            test_api[key[len("tests.api."):]] = r
+        elif key.startswith("api."):
+            api[key[len("api."):]] = r
+        elif key.startswith("tests."):
+            test_roles[key[len("tests."):]] = r
+        else:
+            roles[key] = r
+    return Profile(name, roles, test_roles, api, test_api)
 
 
 _IMPORT_BINDS = re.compile(r"^\s*(?:from\s+(\S+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?|import\s+(\S+?)(?:\s+as\s+(\w+))?)\s*$")

@@ -63,3 +63,39 @@ def documented_rules() -> tuple:
             if rule is not None and getattr(rule, "code", None) not in rules:
                 rules[rule.code] = rule
     return tuple(rules[c] for c in sorted(rules))
+
+
+def rule_principles(rule) -> list[dict]:
+    """[{"principle", "summary"}] of the principles under which `rule` leaves a candidate
+    unreported (`Rule.exempt_by`), stated by the evidence layer (`devlint.evidence`)."""
+    from devlint.evidence import principle_summary
+
+    return [{"principle": p, "summary": principle_summary(p)}
+            for p in getattr(rule, "exempt_by", ())]
+
+
+def principles_section(rule) -> str:
+    """The "Not reported" section `devlint rule` and docs/rules/ print after a rule's own
+    documentation."""
+    found = rule_principles(rule)
+    if not found:
+        return ("## Not reported\n\nNo principle exempts this rule's findings: each one is "
+                "reported (suppress one with a `noqa` comment).\n")
+    lines = ["## Not reported\n\n",
+             "A candidate of this rule is not reported where one of these principles holds "
+             "(`devlint check --show-exempt` lists each one with the principle and its "
+             "evidence):\n\n"]
+    lines += [f"- `{p['principle']}`: {p['summary']}\n" for p in found]
+    return "".join(lines)
+
+
+def rule_text(rule) -> str:
+    """`devlint rule CODE`: the rule's documentation, then the principles it honours."""
+    return (f"# {rule.name} ({rule.code})\n\n{rule.summary}\n\n{rule.doc()}\n\n"
+            f"{principles_section(rule).rstrip()}")
+
+
+def rule_dict(rule) -> dict:
+    """`devlint rule CODE --output-format json`."""
+    return {"code": rule.code, "name": rule.name, "summary": rule.summary,
+            "explanation": rule.doc(), "principles": rule_principles(rule), "url": rule.url()}

@@ -19,9 +19,13 @@ def header(d, unsafe: bool) -> str:
 
 
 def report(diagnostics, out, ctx) -> None:
+    from devlint.reporters import exempt
+
     for d in diagnostics:
         out.write(header(d, ctx.unsafe))
+    exempt.write_section(out, ctx)
     write_summary(diagnostics, out, ctx)
+    exempt.write_summary(out, ctx)
 
 
 def write_summary(diagnostics, out, ctx) -> None:

@@ -8,7 +8,12 @@ PREVIEW_CONTEXT = 1  # unchanged lines shown around a fix
 
 class ReportContext:
     def __init__(self, unsafe: bool = False, quiet: bool = False, fixed: int = 0,
-                 diff_mode: bool = False, texts: dict | None = None, failed: bool = False):
+                 diff_mode: bool = False, texts: dict | None = None, failed: bool = False,
+                 exempt: list | None = None, skipped: tuple = (0, 0)):
+        # --show-exempt: what was not reported (devlint.diagnostics.Exempt), else None
+        self.exempt = exempt
+        # (files skipped as CUDA-only, files skipped as CUDA-alike by the API rules)
+        self.skipped = skipped
         self.unsafe = unsafe
         self.quiet = quiet
         self.fixed = fixed  # fixes applied in this run

@@ -47,4 +47,18 @@ def report(diagnostics, out, ctx) -> None:
                 for line in preview.splitlines():
                     out.write(f"  {_expand(line)}\n")
         out.write("\n")
+    from devlint.reporters import exempt
+
+    def excerpt(e):
+        lines = ctx.source_lines(e.path)
+        row, col = e.location
+        if lines and 1 <= row <= len(lines):
+            text = lines[row - 1]
+            end_col = e.end_location[1] if e.end_location[0] == row else len(text) + 1
+            out.write(f"    | {_expand(text)}\n    | {_caret_line(text, col, end_col)}\n")
+
+    exempt.write_section(out, ctx, excerpt)
+    if ctx.exempt is not None:
+        out.write("\n")
     write_summary(diagnostics, out, ctx)
+    exempt.write_summary(out, ctx)

@@ -34,5 +34,12 @@ def diagnostic_dict(d) -> dict:
 
 
 def report(diagnostics, out, ctx) -> None:
-    json.dump([diagnostic_dict(d) for d in diagnostics], out, indent=2, ensure_ascii=False)
+    """ruff's list of findings; with --show-exempt an object: {"findings": that list,
+    "exempt": what was not reported (devlint.reporters.exempt.exempt_dict)}."""
+    data = [diagnostic_dict(d) for d in diagnostics]
+    if getattr(ctx, "exempt", None) is not None:
+        from devlint.reporters.exempt import exempt_dict, sorted_entries
+
+        data = {"findings": data, "exempt": [exempt_dict(e) for e in sorted_entries(ctx.exempt)]}
+    json.dump(data, out, indent=2, ensure_ascii=False)
     out.write("\n")

@@ -1,14 +1,23 @@
 """The check shared by the table-driven rules (DL401, DL404): a `torch.cuda.X` reference whose
-replacement the data table names, rewritten where the target torch has it."""
+replacement the data table names, rewritten where the target torch has it.
+
+Size: ~580 lines: one walk over a file's `torch.cuda` references decides, per reference, between
+the table's form, the guard form (a CUDA query and the code it guards, rewritten together) and
+the project's own forms (its device module or wrappers); the three meet in `_table_uses`. The
+project forms are the first candidates to move out into a module of their own."""
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 from devlint.diagnostics import Edit
 from devlint.analysis.model import simple_name
-from devlint.analysis.fixkit import Expr, make_fix, parens_redundant
+from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, parens_redundant
+from devlint.profiles import get_profile
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
-from devlint.rules._device import guards_cuda_only, skipped
+from devlint.evidence.not_a_device import annotation_reason
+from devlint.evidence.redundant_seed import CUDA_SEEDS, redundant_seed_reason
+from devlint.rules._device import guards_cuda_only, note_exempt, skipped
 from devlint.source import newline_of
 
 
@@ -65,8 +74,10 @@ def _table_uses(rule, facts, table, target, annotations):
     patched = facts.memo("patched_apis", lambda: _patched_apis(facts))
     for node, qual in facts.torch_refs:
         entries = table.get(qual)
+        project = project_form(rule.code, facts, qual)
         if not entries:
-            if rule.code != "DL401" or qual not in profile_overrides(facts.profile):
+            if project is None and (rule.code != "DL401"
+                                    or qual not in profile_overrides(facts.profile)):
                 continue
             entries = ()  # a project's own CUDA-only helper the profile replaces
         if qual in patched:
@@ -74,12 +85,13 @@ def _table_uses(rule, facts, table, target, annotations):
         if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)
-        if skipped(facts, node, api=True, annotations=True, guards=False):
+        if skipped(facts, node, api=True, annotations=True):
             continue
         par = facts.get_parent(node)
         if w is not None and w.annotation:
             if annotations is not None:
                 annotations.append((node, par, qual, entries))
+            note_exempt(facts, node, annotation_reason(node, facts.path))
             continue
         if not (isinstance(par, ast.Call) and par.func is node):
             if not (isinstance(par, ast.keyword) or (isinstance(par, ast.Call)
@@ -91,7 +103,21 @@ def _table_uses(rule, facts, table, target, annotations):
             continue
         if _guards_cuda_only_code(facts, par, qual) or _is_ipc_event(facts, par, qual):
             continue
+        if qual in CUDA_SEEDS and _redundant_seed(facts, par):
+            continue  # `torch.manual_seed` of the same value seeds every device already
+        if project is not None:
+            yield qual, _project_finding(rule, facts, node, par, qual, project)
+            continue
         entry = best_entry(entries, target)
+        guard = _guard_of(facts, node, qual)
+        if guard and all(isinstance(st, ast.Expr) and _redundant_seed(facts, st.value)
+                         for st in guard):
+            continue  # it guards only redundant seeds: nothing depends on it
+        if guard is not None and entry is not None and entry.replacement:
+            # the guard of CUDA code (`if torch.cuda.is_available(): torch.cuda.empty_cache()`):
+            # the body is not a finding of its own, so a fix rewrites both, unsafely
+            yield qual, _guard_finding(rule, facts, node, par, entry, target, guard)
+            continue
         if entry is None or not entry.replacement:
             # no generic form in torch: a finding only where the profile offers one
             found = _profile_finding(rule, facts, node, par, qual)
@@ -99,6 +125,175 @@ def _table_uses(rule, facts, table, target, annotations):
                 yield qual, found
             continue
         yield qual, _finding(rule, facts, node, par, entry, target)
+
+
+def _redundant_seed(facts, call):
+    if not (isinstance(call, ast.Call) and (facts.qualname(call.func) or "") in CUDA_SEEDS):
+        return None
+    w = facts.where_of(call.func) or facts.where_of(call)
+    scope = w.function if w is not None and w.function is not None else facts.tree
+    return redundant_seed_reason(call, scope, facts.qualname, facts.source, facts.path)
+
+
+_GUARD_QUERIES = ("torch.cuda.is_available", "torch.cuda.device_count")
+
+
+def _guard_of(facts, node, qual):
+    """The statements a CUDA query guards, when `node` is (in) the test of an `if`: its body,
+    or, for `if not <query>: return`, the rest of its block. None otherwise."""
+    if qual not in _GUARD_QUERIES:
+        return None
+    par = facts.get_parent(node)
+    grand = facts.get_parent(par) if par is not None else None
+    if isinstance(grand, ast.IfExp) and grand.test is par:
+        return [grand.body, grand.orelse]  # `torch.cuda.current_device() if <query> else "cpu"`
+    w = facts.where_of(node)
+    stmt = w.statement if w is not None else None
+    if not isinstance(stmt, (ast.If, ast.Assert)):
+        return None
+    s, e = facts.span(stmt.test)
+    if not s <= facts.span(node)[0] < e:
+        return None
+    if isinstance(stmt, ast.Assert):  # `assert torch.cuda.is_available()` guards the rest
+        block = _enclosing_block(facts, stmt)
+        return block[block.index(stmt) + 1:] if block is not None else None
+    if not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) \
+            and isinstance(stmt.test, ast.UnaryOp):
+        block = _enclosing_block(facts, stmt)
+        return block[block.index(stmt) + 1:] if block is not None else None
+    return stmt.body
+
+
+def guard_body_edits(facts, body, target):
+    """Edits that rewrite the `torch.cuda` calls of a guarded body with their table
+    replacements (same arguments); None where the body holds a CUDA use without one available
+    at `target`, or a device literal (the guard's fix cannot rewrite it)."""
+    from devlint.rules._device import device_strings
+
+    if not body:
+        return []
+    spans = [facts.span(st) for st in body]
+
+    def inside(n):
+        at = facts.span(n)[0]
+        return any(s <= at < e for s, e in spans)
+    if any(inside(n) for n in (*device_strings(facts), *facts.fstrings)):
+        return None
+    edits = []
+    local = facts.torch_name() or "torch"
+    for node, qual in facts.torch_refs:
+        if not inside(node):
+            continue
+        par = facts.get_parent(node)
+        if isinstance(par, ast.Attribute) and par.value is node:
+            continue
+        entries = [e for code in ("DL401", "DL402", "DL403", "DL404")
+                   for e in entries_by_name(code).get(qual, ())]
+        entry = best_entry(entries, target)
+        bare = isinstance(par, ast.Call) and par.func is node and not par.args \
+            and not par.keywords  # `torch.cuda.synchronize()`: no argument to translate
+        if entry is None or not entry.replacement or not entry.available_for(target) \
+                or not (entry.args == "same" or bare) or entry.insert_device_type:
+            return None
+        s, e = facts.span(node)
+        edits.append(Edit(s, e, entry.callee(local)))
+    return edits
+
+
+def _guard_finding(rule, facts, node, par, entry, target, body):
+    """The guard itself is the finding; its fix (where the body can follow) rewrites the test
+    and the body together and is unsafe: it changes which branch runs."""
+    diag = _finding(rule, facts, node, par, entry, target)
+    if diag.fix is None:
+        return diag
+    more = guard_body_edits(facts, body, target)
+    if more is None:
+        diag.fix = None
+        diag.message += " (the guarded code must follow; no automatic fix)"
+        return diag
+    s, e = facts.span(node)
+    repl = entry.callee(facts.torch_name() or "torch")
+    expr = Expr(repl, () if facts.torch_name() else ("import torch",), "", False)
+    diag.fix = make_fix(facts, f"Use `{repl}` for the guard and the code it guards",
+                        [Edit(s, e, repl), *more], expr, safe=False)
+    return diag
+
+
+@lru_cache(maxsize=None)
+def device_module_names() -> frozenset:
+    """`torch.cuda` names a device module offers on every backend (devlint/data/
+    device_module_api.toml)."""
+    import os
+
+    from devlint.profiles import _load_toml_bytes
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                        "device_module_api.toml")
+    with open(path, "rb") as f:
+        return frozenset(_load_toml_bytes(f.read())["names"])
+
+
+@lru_cache(maxsize=None)
+def _owner(qual: str) -> str:
+    """The rule whose table maps `qual` (DL401 for device-module names no table has)."""
+    for code in ("DL401", "DL402", "DL403", "DL404"):
+        if qual in entries_by_name(code):
+            return code
+    return "DL401"
+
+
+def project_form(code: str, facts, qual: str):
+    """The project's own form of `torch.cuda.X` in the file's profile, as ("wrapper" |
+    "module", RoleExpr): the profile's `api` wrapper of X, else its `device-module` role when
+    that module offers X. None: the torch table decides."""
+    if not qual.startswith("torch.cuda.") or _owner(qual) != code:
+        return None
+    name = qual[len("torch.cuda."):]
+    if "." in name:
+        return None
+    prof = get_profile(facts.profile, facts.settings)
+    test = in_test_module(facts)
+    wrapper = prof.api_wrapper(qual, test)
+    if wrapper is not None:
+        return ("wrapper", wrapper)
+    dm = prof.role("device-module", None, test)
+    if dm is not None and name in device_module_names() and (not dm.names or name in dm.names):
+        return ("module", dm)
+    return None
+
+
+def _project_finding(rule, facts, node, par, qual, project):
+    """`torch.cuda.X(...)` -> `<device-module>.X(...)`, or the call -> the project's wrapper
+    (`{args}` in its expression stands for the call's arguments)."""
+    kind, r = project
+    name = qual[len("torch.cuda."):]
+    s, e = facts.span(node)
+    what = "device-module" if kind == "module" else f"wrapper of {qual}"
+    expr = bind_expr(facts, r, f"the {facts.profile} profile's {what}")
+    call = par if isinstance(par, ast.Call) and par.func is node else None
+    if kind == "module":
+        repl = f"{expr.text}.{name}"
+        edits = [Edit(s, e, repl)]
+    elif call is not None:
+        cs, ce = facts.span(call)
+        if "{args}" in expr.text:
+            if call.keywords:
+                # the wrapper's parameters may be named otherwise (`set_device(local_rank)`)
+                return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
+                                       f"project's `{expr.text}` takes positional arguments",
+                                       None)
+            repl = expr.text.replace("{args}", ", ".join(facts.source(a) for a in call.args))
+        elif call.args or call.keywords:
+            return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the "
+                                   f"project's `{expr.text}` takes no arguments", None)
+        else:
+            repl = expr.text
+        s, e, edits = cs, ce, [Edit(cs, ce, repl)]
+    else:
+        return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only", None)
+    fix = make_fix(facts, f"Use the project's `{repl}`", edits, expr, safe=False)
+    return rule.diagnostic(facts, (s, e), f"`{facts.text[s:e]}` is CUDA-only; the project "
+                           f"calls `{repl}`", fix)
 
 
 def _profile_finding(rule, facts, node, par, qual):
@@ -244,7 +439,21 @@ def _is_query_test(facts, node, par, qual) -> bool:
     if not qual.endswith(".is_available") or not isinstance(par, ast.Call):
         return False
     grand = facts.get_parent(par)
-    return isinstance(grand, ast.IfExp) and grand.test is par
+    if not (isinstance(grand, ast.IfExp) and grand.test is par):
+        return False
+    arms = (grand.body, grand.orelse)
+    # DL106 rewrites a CUDA-or-CPU value; an arm without CUDA code guards nothing
+    return any(_device_value(facts, arm) for arm in arms) or not any(
+        (facts.qualname(n) or "").startswith("torch.cuda.")
+        for arm in arms for n in ast.walk(arm) if isinstance(n, ast.Attribute))
+
+
+def _device_value(facts, node) -> bool:
+    """`"cuda"` or `torch.device("cuda")`: the arms DL106 rewrites with the whole choice."""
+    if isinstance(node, ast.Call) and facts.qualname(node.func) == "torch.device" \
+            and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cuda"
 
 
 _REPORTERS = {"str", "repr", "print", "format", "info", "debug", "warning", "error", "log",

@@ -7,7 +7,10 @@ import re
 
 from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
+from devlint.evidence.capability import build_query_reason
+from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.not_a_device import annotation_reason
+from devlint.evidence.print_only import print_only_reason
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -32,10 +35,20 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     """Not a finding: CUDA-only files, functions and classes (and, for API rules, CUDA-alike
     ROCm files); with `guards`, code under a guard that already established CUDA.
 
-    The table-driven API rules pass `guards=False`: SPEC section 3 exempts *literals* under
-    CUDA guards, while a `torch.cuda.X()` with a `torch.accelerator` equivalent is the same call
-    on CUDA and upstream replaces it inside such guards too (vLLM #30679)."""
-    return why_skipped(facts, node, api, annotations, guards) is not None
+    Under an established CUDA guard neither literals nor table APIs are findings (SPEC 3); the
+    guard itself is (DL401 / DL202 report it, and their fix rewrites guard and body together)."""
+    reason = why_skipped(facts, node, api, annotations, guards)
+    if reason is not None:
+        note_exempt(facts, node, reason)
+    return reason is not None
+
+
+def note_exempt(facts, node, reason) -> None:
+    """Record, for `--show-exempt`, that the running rule leaves `node` unreported for
+    `reason` (a `devlint.evidence.Reason`); nothing unless the run collects them. A place some
+    rule reports after all is dropped from the list (`engine.linter.exempt_entries`)."""
+    if facts.exempt is not None and facts.rule is not None:
+        facts.exempt.append((facts.rule, node, reason))
 
 
 def why_skipped(facts, node, api: bool = False, annotations: bool = False,
@@ -52,7 +65,13 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             return w.guarded
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
-    return facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
+        if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
+            printed = (print_only_reason(w.statement, facts.path)
+                       or build_query_reason(w.statement, facts.path))
+            if printed:
+                return printed
+    return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
+            or dead_default_reason(facts, node))
 
 
 def is_torch_callee(facts, call: ast.Call) -> bool:

@@ -32,10 +32,23 @@ class Valid:
     path: str = "example.py"
 
 
+# The principles (devlint.evidence.PRINCIPLES) under which a rule leaves a candidate
+# unreported: in the file (`rules._device.skipped`), and in the package (the project stage)
+IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder",
+           "several-platforms", "capability-gate", "fast-path", "not-a-device", "print-only", "cuda-twin")
+IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda")
+# the table-API rules honour the same principles (under an established guard a table API is
+# no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant
+TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",)))
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]  # one line, used by `devlint rule --all`
+    # the principles it honours (`devlint rule` lists them; tests/test_show_exempt.py checks
+    # that what --show-exempt reports for the rule's examples is among them)
+    exempt_by: ClassVar[tuple[str, ...]] = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE))
     valid: ClassVar[list[Valid]] = []
     invalid: ClassVar[list[Invalid]] = []
 

@@ -58,11 +58,9 @@ class CudaMethod(Rule):
         Valid("import torch\nn = torch.cuda.device_count()\n"),
         Valid("class A:\n    def cuda(self):\n        return self\n"),
         Valid("x = x.cuda  # the bound method, not a call\n"),
-        # a function named for a CUDA-only stack is CUDA-only
-        Valid("def launch_cuda_kernel(x):\n    return x.cuda()\n"),
-        # a `get_cuda_*` accessor that reaches into CUDA-only internals is CUDA-only code
-        Valid("import torch\n\n\ndef _get_cuda_rng_state(device):\n"
-              "    gen = torch.cuda.default_generators[device]\n    return gen.get_state().cuda()\n"),
+        # a helper that shares tensors through CUDA IPC is CUDA-only (the helper, not its file)
+        Valid('from torch.multiprocessing.reductions import reduce_tensor\n\n\n'
+              'def share(t):\n    return reduce_tensor(t.cuda())\n'),
     ]
     invalid = [
         Invalid("import torch\nx = torch.ones(2).cuda()\n",
@@ -81,6 +79,15 @@ class CudaMethod(Rule):
                 "def _tensors_to_cuda(args, device):\n    return [x.to(device) for x in args]\n"),
         Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.cuda()\n",
                 "def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n"),
+        # limit: one IPC helper nested in a trainer says nothing of the trainer
+        Invalid('from torch.multiprocessing.reductions import reduce_tensor\n\n\n'
+                'def train(model, t):\n    def share(x):\n        return reduce_tensor(x)\n'
+                '    model = model.cuda()\n    return share(t), model\n',
+                'from torch.multiprocessing.reductions import reduce_tensor\nimport torch\n\n\n'
+                'def train(model, t):\n    def share(x):\n        return reduce_tensor(x)\n'
+                '    model = model.to(torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n'
+                '    return share(t), model\n'),
     ]
 
     def check(self, facts):

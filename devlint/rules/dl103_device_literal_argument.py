@@ -76,6 +76,25 @@ class DeviceLiteralArgument(Rule):
     summary = "Hardcoded CUDA device passed as an argument"
 
     valid = [
+        # under a guard that established CUDA (the guard is DL401's finding)
+        Valid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n'),
+        Valid('import torch\n_IS_CUDA = torch.cuda.is_available()\n\n\ndef f():\n'
+              '    if _IS_CUDA:\n        return torch.ones(1, device="cuda")\n'),
+        Valid('import torch, pytest\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason="x")\n'
+              'def test_x():\n    t = torch.ones(1, device="cuda")\n'),
+        Valid('import torch, unittest\n\n\n@unittest.skipIf(not is_sm_at_least_90(), "sm90")\n'
+              'class T(unittest.TestCase):\n    def test_x(self):\n        torch.ones(1, device="cuda")\n'),
+        Valid('import torch\n\n\ndef _require_cuda():\n    if not torch.cuda.is_available():\n'
+              '        raise RuntimeError("CUDA")\n\n\nclass M:\n    def __init__(self):\n'
+              '        _require_cuda()\n        self.buf = torch.empty(4, device="cuda")\n'),
+        Valid('import torch\nif len(torch.cuda.default_generators) > 0:\n'
+              '    g = torch.Generator(device="cuda")\n'),
+        Valid('def f(x, device, defer):\n    if defer or device.type != "cuda":\n        return x\n'
+              '    else:\n        return x.to(device="cuda")\n'),
+        # a platform ladder written with a project's helpers; its final else
+        Valid('import torch\nif is_torch_xpu_available():\n    d = torch.device("xpu")\n'
+              'elif is_torch_npu_available():\n    d = torch.device("npu")\n'
+              'else:\n    d = torch.device("cuda")\n'),
         Valid("import torch\nx = torch.zeros(2, device=q.device)\n"),
         Valid('import torch\nx = torch.zeros(2, device="cpu")\n'),
         Valid('import pytest\nimport torch\nif not current_platform.is_cuda():\n    pytest.skip("CUDA graphs")\ng = torch.Generator(device="cuda")\n'),
@@ -100,6 +119,12 @@ class DeviceLiteralArgument(Rule):
               '        self.buf = torch.empty(4, device="cuda")\n'),
         Valid('try:\n    import cuda.bindings.driver as drv\nexcept ImportError:\n'
               '    from cuda import cuda as drv\nimport torch\nx = torch.empty(1, device="cuda")\n'),
+        # a constructor that rejects every device but CUDA by a stated contract
+        Valid('class Engine:\n    def __init__(self, device: str = "cuda"):\n'
+              '        assert "cuda" in device or device is None, "Engine only supports CUDA"\n'),
+        # a test that is always skipped never runs
+        Valid('import pytest\nimport torch\n\n\n@pytest.mark.skip(reason="requires CUDA")\n'
+              'class TestX:\n    def test_a(self):\n        x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
         Invalid('import torch\n\n\ndef f(n, device="cuda"):\n    """Zeros."""\n'
@@ -110,6 +135,13 @@ class DeviceLiteralArgument(Rule):
                 'torch.accelerator.is_available() else "cpu"\n'
                 '    return torch.zeros(n, device=device)\n'),
         Invalid('def f(device="cuda"): return device\n', None),
+        # not evidence of CUDA: excluding the CPU, or excluding some platforms
+        Invalid('import torch\n\n\ndef f(device):\n    if device == "cpu":\n        return\n'
+                '    torch.ones(1, device="cuda")\n',
+                'import torch\n\n\ndef f(device):\n    if device == "cpu":\n        return\n'
+                '    torch.ones(1, device=device)\n'),
+        Invalid('import torch\nif not is_xpu() and not is_rocm():\n    t = torch.ones(1, device="cuda")\n',
+                'import torch\nif not is_xpu() and not is_rocm():\n    t = torch.ones(1, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         Invalid('import torch\nx = torch.zeros(2, device="cuda")\n',
                 'import torch\n'
                 'x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
@@ -139,10 +171,6 @@ class DeviceLiteralArgument(Rule):
                 'import torch\nfrom vllm.platforms import current_platform\n'
                 'x = torch.randn(4, 5, device=f"{current_platform.device_type}:0")\n',
                 profile="vllm"),
-        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
-                'import torch\n'
-                'if torch.cuda.is_available():\n'
-                '    t = torch.randn(4, device=torch.device(torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu", 0))\n'),
         Invalid('import torch\nsd = torch.load(path, map_location="cuda")\n',
                 'import torch\n'
                 'sd = torch.load(path, map_location=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu"))\n'),
@@ -168,6 +196,18 @@ class DeviceLiteralArgument(Rule):
         Invalid('q = QuantState.from_dict(s, device="cuda")\n',
                 'import torch\n'
                 'q = QuantState.from_dict(s, device=torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu")\n'),
+        # limits: a check with no stated CUDA contract; a conditional skip runs somewhere
+        Invalid('import torch\n\n\ndef run(x, device="cuda"):\n    assert "cuda" in device\n'
+                '    return torch.zeros(2, device=device)\n',
+                'import torch\n\n\ndef run(x, device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type '
+                'if torch.accelerator.is_available() else "cpu"\n    assert "cuda" in device\n'
+                '    return torch.zeros(2, device=device)\n'),
+        Invalid('import torch\n\n\n@pytest.mark.skipif(True, reason="slow")\ndef test_a():\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import torch\n\n\n@pytest.mark.skipif(True, reason="slow")\ndef test_a():\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n'),
     ]
 
     def check(self, facts):

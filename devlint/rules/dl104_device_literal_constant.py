@@ -6,7 +6,7 @@ import re
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import bare, make_fix, role_expr
-from devlint.rules._device import device_string, index_of, skipped
+from devlint.rules._device import why_skipped, device_string, index_of, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _DEVICE_NAME = re.compile(r"(?i)dev")
@@ -128,9 +128,9 @@ class DeviceLiteralConstant(Rule):
             target, nested = ladder
             inner.update(id(n) for n in nested)
             in_ladder.update(id(b) for n in (stmt, *nested) for b in (*n.body, *n.orelse))
-            w = facts.where_of(stmt)
-            if skipped(facts, stmt):
-                continue
+            why = why_skipped(facts, stmt)
+            if why is not None and getattr(why, "principle", "") != "platform-ladder":
+                continue  # the ladder itself is what this finding is about
             expr = role_expr(facts, "device-type")
             s, e = facts.span(stmt)
             value = _templated_value(facts, stmt, expr.text)

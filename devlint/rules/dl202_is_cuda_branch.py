@@ -5,6 +5,8 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import Expr, make_fix, role_expr
+from devlint.evidence.fast_path import fast_path_reason
+from devlint.rules._api_table import guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -57,6 +59,12 @@ class IsCudaBranch(Rule):
         Valid("if t.is_cuda:\n    torch.cuda.nvtx.range_push('x')\n"),
         Valid("if x.is_cuda:\n    out = ops.cuda_kernel(x)\nelse:\n    out = ref(x)\n"),
         Valid("if t.is_cuda or t.is_xpu:\n    m = m.to(t.device)\n"),
+        # a CUDA fast path whose alternative computes the same on the tensor's own device
+        Valid("def f(q, k):\n    if q.is_cuda and HAS_TILELANG:\n        return fast(q, k)\n"
+              "    return reference(q, k)\n"),
+        Valid("def f(h, w):\n    if h.is_cuda and h.dtype == w.dtype:\n"
+              "        out = torch.mm(h, w.t(), out_dtype=torch.float32)\n    else:\n"
+              "        out = F.linear(h.float(), w.float())\n    return out\n"),
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
         Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
@@ -81,8 +89,14 @@ class IsCudaBranch(Rule):
         # the assigned test only guards CUDA-only code
         Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
               '        torch.cuda.nvtx.range_push("x")\n'),
+        # print-only: the test only chooses a message
+        Valid('def f(image):\n    if image.is_cuda:\n        logger.warning_once("moving to the CPU")\n'
+              '    return image.cpu()\n'),
     ]
     invalid = [
+        # the alternative moves to the CPU: no generic path
+        Invalid("def f(x):\n    if x.is_cuda:\n        return kernel(x)\n    return ref(x.cpu())\n",
+                "def f(x):\n    if x.device.type != \"cpu\":\n        return kernel(x)\n    return ref(x.cpu())\n"),
         Invalid('def f(cfg, n):\n    is_gpu = cfg.device_type == "cuda"\n    if is_gpu and n > 8:\n'
                 '        enable_chunking()\n',
                 'def f(cfg, n):\n    is_gpu = cfg.device_type != "cpu"\n    if is_gpu and n > 8:\n'
@@ -185,18 +199,23 @@ class IsCudaBranch(Rule):
                 continue
             if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.Raise):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
+            if any(t is not None for _, t in tests) and _fast_path(facts, stmt):
+                continue  # a CUDA fast path beside a generic one
             for test, tensor in tests:
                 fix = None
                 expr = None if tensor is None else role_expr(
                     facts, "accelerator-tensor-test", facts.source(tensor))
                 if expr is None:
                     expr = _not_cpu_test(facts, test)
-                if expr is not None:
+                # the body is not a finding of its own (it stands under this guard): the fix
+                # rewrites its `torch.cuda` calls too, or there is none
+                body = guard_body_edits(facts, stmt.body, target_of(facts))
+                if expr is not None and body is not None:
                     text = expr.text if test is stmt.test or " or " not in expr.text \
                         else f"({expr.text})"
                     s, e = facts.span(test)
                     fix = make_fix(facts, f"Test for any accelerator: `{text}`",
-                                   [Edit(s, e, text)], expr, safe=False)
+                                   [Edit(s, e, text), *body], expr, safe=False)
                 yield self.diagnostic(facts, test, f"`{facts.source(test)}` picks the CPU path on "
                                       "every non-CUDA accelerator", fix)
 
@@ -263,6 +282,17 @@ def _names_device(expr) -> bool:
         expr = expr.value
     name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
     return "device" in name.lower()
+
+
+def _fast_path(facts, stmt):
+    """The `devlint.evidence.fast_path` reason of a tensor's CUDA branch, if any."""
+    par = facts.tree_parent(stmt)
+    rest = []
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(par, field, None)
+        if isinstance(block, list) and any(st is stmt for st in block):
+            rest = block[block.index(stmt) + 1:]
+    return fast_path_reason(stmt, rest, facts.path)
 
 
 def _assigned_test_uses(facts, literal, compare):

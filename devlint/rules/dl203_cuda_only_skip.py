@@ -7,10 +7,12 @@ import re
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
+from devlint.evidence.cuda_guard import GATE_NAME
+from devlint.rules._api_table import guard_body_edits
+from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
-_GATE_NAME = re.compile(r"(?i)^(requires?_cuda|requires?_gpu|skip_?if_?no_?cuda|cuda_only|"
-                        r"needs_cuda|only_cuda|skip_?unless_?cuda)$")
+_GATE_NAME = GATE_NAME  # the gates whose tests' bodies are CUDA's (evidence.cuda_guard)
 _SKIPS = ("skipif", "skipIf", "skipUnless")
 
 
@@ -49,7 +51,10 @@ class CudaOnlySkip(Rule):
     flagged; named decorators (`@requires_cuda`) are flagged without a fix.
 
     ## Fix safety
-    Safe: on a CUDA machine the gate decides the same way.
+    Unsafe: on a CUDA machine the gate decides the same way, but elsewhere it now runs the
+    test, whose body was CUDA's (literals and `torch.cuda` calls under a CUDA gate are not
+    findings of their own). The fix rewrites the gated body's `torch.cuda` calls with it, and
+    is not offered where the body holds a device literal or a call without a replacement.
 
     ## Profiles
     Both profiles use `torch.accelerator`.
@@ -58,6 +63,8 @@ class CudaOnlySkip(Rule):
     code = "DL203"
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
+    exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
+                 "test-double", "only-called-on-cuda")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
@@ -79,6 +86,18 @@ class CudaOnlySkip(Rule):
         # the definition of a project's gate helper: its uses are what a port changes
         Valid("import unittest\n\n\ndef require_torch_gpu(test_case):\n"
               "    return unittest.skipUnless(torch_device == 'cuda', 'CUDA')(test_case)\n"),
+        # the skip mark of the "cuda" value of a parametrisation gates only that value
+        Valid("import pytest, torch\n@pytest.mark.parametrize('device', ['cpu', pytest.param('cuda', "
+              "marks=pytest.mark.skipif(not torch.cuda.is_available(), reason='x'))])\n"
+              "def test_x(device):\n    pass\n"),
+        # a capability gate skips only older CUDA GPUs
+        Valid("import unittest, torch\n@unittest.skipIf(torch.cuda.is_available() and not "
+              "is_sm_at_least_89(), 'sm89')\ndef test_x():\n    pass\n"),
+        # the deliberate CUDA twin of a generic gate defined next to it
+        Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+              "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
+              "def require_torch_multi_accelerator(test):\n"
+              "    return unittest.skipUnless(backend_device_count() > 1, '2')(test)\n"),
     ]
     invalid = [
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
@@ -102,6 +121,11 @@ class CudaOnlySkip(Rule):
                 "def test_x():\n    pass\n",
                 "import unittest\n@unittest.skipUnless(self_device.type != 'cpu', 'gpu')\n"
                 "def test_x():\n    pass\n"),
+        # limit: a CUDA-named gate with no generic twin next to it
+        Invalid("import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+                "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n",
+                "import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
+                "    return unittest.skipUnless(torch.accelerator.device_count() > 1, '2 GPUs')(test)\n"),
     ]
 
     def check(self, facts):
@@ -120,6 +144,9 @@ class CudaOnlySkip(Rule):
                 compares = []
             if not refs and not compares:
                 continue
+            if (refs and all(_guarded(facts, n) for n, _ in refs)) \
+                    or skipped(facts, call, api=True, guards=False):
+                continue  # each query a guarded one, or the gate is exempt as a whole
             edits = []
             fixable = True
             for cmp, op in compares:
@@ -137,9 +164,13 @@ class CudaOnlySkip(Rule):
                 s, e = facts.span(n)
                 edits.append(Edit(s, e, entry.callee(facts.torch_name() or "torch")))
             fix = None
-            if fixable and (facts.torch_name() or not refs):
+            # the gated test is CUDA's (its body is no finding of its own): the fix opens it
+            # to every accelerator, so it rewrites the body too, unsafely, or is not offered
+            body = guard_body_edits(facts, _gated_body(facts, call), target)
+            if fixable and (facts.torch_name() or not refs) and body is not None:
                 edits.extend(_reason_edits(facts, call))
-                fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)", edits, ())
+                fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)",
+                               [*edits, *body], (), safe=False)
             yield self.diagnostic(facts, call, "Test gate skips every non-CUDA accelerator", fix)
         for stmt in facts.tree.body if facts.tree else ():
             for d in getattr(stmt, "decorator_list", ()):
@@ -258,6 +289,25 @@ def _reason_edits(facts, call) -> list:
         return []
     s, e = facts.span(reason)
     return [Edit(s, e, new)]
+
+
+def _gated_body(facts, call):
+    """The statements a skip gate gates: the decorated test's or class's body, else (a
+    `pytestmark`, a call inside a test) the module's."""
+    par = facts.get_parent(call)
+    if isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+            and any(d is call for d in par.decorator_list):
+        return par.body
+    w = facts.where_of(call)
+    gate = w.statement if w is not None else None
+    if gate is not None and gate not in facts.tree.body:
+        return []  # a gate a helper builds (`return skipUnless(...)(test)`): its tests are elsewhere
+    return [st for st in facts.tree.body if st is not gate]
+
+
+def _guarded(facts, node) -> bool:
+    w = facts.where_of(node)
+    return w is not None and bool(w.guarded)
 
 
 def _inside(facts, node, root) -> bool:

@@ -164,6 +164,7 @@ class ShellCudaVisibleDevices(Rule):
     code = CODE
     name = NAME
     summary = SUMMARY
+    exempt_by = ()  # shell scripts: no principle reads them
     # The examples are shell scripts: tests/shell runs them through devlint.shell; the Python
     # rule-example harness (which parses with `ast`) must skip rules with `shell = True`.
     shell = True

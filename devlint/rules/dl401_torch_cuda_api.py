@@ -9,7 +9,7 @@ from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.rules._api_table import table_findings, target_of
 from devlint.analysis.infer import infer_device
 from devlint.rules._device import skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import TABLE_API, Invalid, Rule, Valid
 
 
 class TorchCudaApi(Rule):
@@ -58,9 +58,19 @@ class TorchCudaApi(Rule):
     becomes an `if` block, an expression `(<call> if torch.accelerator.is_available() else
     <value>)` (the table's `cpu_value`).
 
+    Not flagged: calls under a guard that established CUDA (`if torch.cuda.is_available():`,
+    `if device.type == "cuda":`, a skip gate, an assert), the arms and tests of a platform
+    ladder that also names another accelerator (`elif torch.xpu.is_available():`,
+    `is_torch_npu_available()`, `hasattr(torch, "npu")`, the final else), a query in a test
+    that also names another accelerator or a compute capability, a CUDA seed next to
+    `torch.manual_seed` of the same value. The guard itself is the finding.
+
     ## Fix safety
     Safe where the replacement takes the same arguments with the same meaning on CUDA; unsafe
-    where arguments differ (the table says which).
+    where arguments differ (the table says which). The fix of a guard
+    (`if torch.cuda.is_available(): torch.cuda.synchronize()`) rewrites the test and the calls
+    it guards together and is unsafe: it changes which branch runs; where the guarded code
+    holds a CUDA use without an available replacement or a device literal, none is offered.
 
     ## Profiles
     Both `torch` and `vllm` use `torch.accelerator` (vLLM RFC #30679).
@@ -69,6 +79,7 @@ class TorchCudaApi(Rule):
     code = "DL401"
     name = "torch-cuda-api"
     summary = "`torch.cuda` API with a device-generic `torch.accelerator` equivalent"
+    exempt_by = TABLE_API
 
     valid = [
         Valid("import torch\ntorch.accelerator.synchronize()\n"),
@@ -96,8 +107,53 @@ class TorchCudaApi(Rule):
               "    torch.get_device_module().empty_cache()\n"),
         # a patch of an API whose generic form is a device module's function stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_rng_state", f)\n'),
+        # platform ladders: torch's device modules, a project's availability helpers, the
+        # final else after other platforms, an `is_*_available()` named after one
+        Valid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+              "elif torch.xpu.is_available():\n    torch.xpu.synchronize()\n"),
+        Valid("import torch\nif is_torch_xpu_available():\n    n = torch.xpu.memory_reserved(d)\n"
+              "elif torch.cuda.is_available():\n    n = torch.cuda.memory_reserved(d)\nelse:\n"
+              "    n = 0\n"),
+        Valid("import torch\nif hasattr(torch, 'npu') and torch.npu.is_available():\n    pass\n"
+              "elif is_torch_mlu_available():\n    pass\nelse:\n    torch.cuda.set_device(0)\n"),
+        Valid("import torch\n\n\ndef f(device):\n    if device.type == 'xpu':\n        return 0\n"
+              "    elif device.type == 'cuda':\n        return torch.cuda.memory_allocated(device)\n"),
+        # under a guard that established CUDA
+        Valid("import torch\n\n\ndef f(device):\n    if device.type == 'cuda':\n"
+              "        torch.cuda.set_device(device)\n"),
+        # several platforms in one test, a capability gate
+        Valid("import torch\nok = torch.cuda.is_available() or torch.backends.mps.is_available()\n"),
+        Valid("import torch\nif not torch.cuda.is_available() and not is_torch_xpu_available():\n"
+              "    raise RuntimeError('no accelerator')\n"),
+        Valid("import torch\nfp8 = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)\n"),
+        # a ladder written with early exits: the other accelerators returned first
+        Valid("import torch\n\n\ndef tf32():\n    if is_torch_musa_available():\n        return True\n"
+              "    if not torch.cuda.is_available():\n        return False\n"
+              "    return torch.cuda.get_device_properties(0).major >= 8\n"),
+        # a guard that only guards a redundant seed
+        Valid("import torch\ntorch.manual_seed(0)\nif torch.cuda.is_available():\n"
+              "    torch.cuda.manual_seed_all(0)\n"),
+        # print-only: the test only chooses a message
+        Valid('import torch\nif len(m) > 1 and torch.cuda.device_count() > 1:\n'
+              '    logger.warning("the model is spread over several GPUs")\n'),
     ]
     invalid = [
+        # the guard is the finding (not its body); its fix rewrites both, unsafely
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
+                "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
+                None),
+        # after one other platform alone, the else is every remaining platform's
+        Invalid("import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
+                "    torch.cuda.set_device(0)\n",
+                "import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
+                "    torch.accelerator.set_device_idx(0)\n"),
+        # the guard of a conditional expression
+        Invalid('import torch\nd = torch.cuda.current_device() if torch.cuda.is_available() else "cpu"\n',
+                'import torch\nd = torch.accelerator.current_device_idx() if torch.accelerator.is_available() else "cpu"\n'),
+        # excluding the CPU, or only the CPU besides CUDA, is no ladder
+        Invalid('import torch\nif torch.cuda.is_available():\n    d = "cuda"\nelif d == "cpu":\n'
+                '    pass\n', None),
         Invalid("import torch\ntorch.cuda.synchronize()\n",
                 'import torch\n'
                 'if torch.accelerator.is_available():\n'
@@ -134,10 +190,10 @@ class TorchCudaApi(Rule):
         Invalid("import torch\n\n\ndef f(s):\n    torch.cuda.set_rng_state(s)\n",
                 "import torch\n\n\ndef f(s):\n    if torch.accelerator.is_available():\n"
                 "        torch.get_device_module().set_rng_state(s)\n"),
-        # ... or already does, through the availability test DL401 rewrites too
+        # ... or already does: the guard is the finding, its fix rewrites the body too
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n",
                 "import torch\nif torch.accelerator.is_available():\n"
-                "    torch.get_device_module().empty_cache()\n", count=2),
+                "    torch.get_device_module().empty_cache()\n"),
         # `torch` used but never bound: it comes from the star import
         Invalid("from .llama import *\n\n\ndef f():\n    torch.cuda.synchronize()\n",
                 "from .llama import *\n\n\ndef f():\n    if torch.accelerator.is_available():\n"
@@ -159,6 +215,17 @@ class TorchCudaApi(Rule):
                 '    run()\n',
                 'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'
                 '    run()\n'),
+        # limits: a test whose other branch does work chooses behaviour; a function named after
+        # CUDA graphs (capturing one or not: the synchronisations around a capture have generic
+        # forms, vLLM #37566)
+        Invalid('import torch\n\n\ndef f(m):\n    if torch.cuda.device_count() > 1:\n'
+                '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n',
+                'import torch\n\n\ndef f(m):\n    if torch.accelerator.device_count() > 1:\n'
+                '        logger.warning("spread over GPUs")\n    else:\n        m.compile()\n'),
+        Invalid('import torch\n\n\ndef cuda_graph_mode(x):\n    torch.cuda.synchronize()\n'
+                '    return x\n',
+                'import torch\n\n\ndef cuda_graph_mode(x):\n    if torch.accelerator.is_available():\n'
+                '        torch.accelerator.synchronize()\n    return x\n'),
     ]
 
     def check(self, facts):

@@ -5,7 +5,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
-from devlint.rules._api_table import table_findings
+from devlint.rules._api_table import project_form, table_findings
 from devlint.profiles.torch_api import entries_by_name
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -90,8 +90,8 @@ class CudaStreamEvent(Rule):
             return
         target = facts.settings.target_torch_tuple(facts.profile)
         for node, qual in facts.torch_refs:
-            if qual != "torch.cuda.stream":
-                continue
+            if qual != "torch.cuda.stream" or project_form(self.code, facts, qual):
+                continue  # (the project's device module: table_findings wrote its form)
             call = facts.get_parent(node)
             if not isinstance(call, ast.Call) or call.func is not node:
                 continue

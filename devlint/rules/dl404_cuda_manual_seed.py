@@ -5,7 +5,7 @@ import ast
 
 from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.rules._api_table import table_findings
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import TABLE_API, Invalid, Rule, Valid
 
 
 class CudaManualSeed(Rule):
@@ -48,8 +48,14 @@ class CudaManualSeed(Rule):
     code = "DL404"
     name = "cuda-manual-seed"
     summary = "`torch.cuda.manual_seed` seeds CUDA generators only"
+    exempt_by = TABLE_API
 
     valid = [
+        # redundant: `torch.manual_seed` of the same value seeds every device already
+        # (evidence.redundant_seed)
+        Valid("import random\nimport torch\n\n\ndef seed_all(s):\n    random.seed(s)\n"
+              "    torch.manual_seed(s)\n    torch.cuda.manual_seed(s)\n"
+              "    torch.cuda.manual_seed_all(s)\n"),
         Valid("import torch\ntorch.manual_seed(0)\n"),
         Valid("import random\nrandom.seed(0)\n"),
     ]
@@ -58,11 +64,6 @@ class CudaManualSeed(Rule):
                 "import torch\ntorch.manual_seed(0)\n"),
         Invalid("import torch as th\nth.cuda.manual_seed(1)\n",
                 "import torch as th\nth.manual_seed(1)\n"),
-        Invalid("import random\nimport torch\n\n\ndef seed_all(s):\n    random.seed(s)\n"
-                "    torch.manual_seed(s)\n    torch.cuda.manual_seed(s)\n"
-                "    torch.cuda.manual_seed_all(s)\n",
-                "import random\nimport torch\n\n\ndef seed_all(s):\n    random.seed(s)\n"
-                "    torch.manual_seed(s)\n", count=2),
         Invalid("import torch\n\n\ndef seed_all(s):\n    torch.cuda.manual_seed(s)\n"
                 "    torch.cuda.manual_seed_all(s)\n",
                 "import torch\n\n\ndef seed_all(s):\n    torch.manual_seed(s)\n", count=2),

@@ -42,6 +42,7 @@ class UnusedSuppression(Rule):
     code = "DL900"
     name = "unused-suppression"
     summary = "Suppression comment that suppresses nothing"
+    exempt_by = ()  # about the file itself: never exempt
 
     valid = [
         Valid('import torch\nx = torch.zeros(2, device="cuda")  # noqa: DL103\n'),

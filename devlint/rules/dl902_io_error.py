@@ -51,6 +51,7 @@ class IoError(Rule):
     code = "DL902"
     name = "io-error"
     summary = "File could not be read or decoded"
+    exempt_by = ()  # about the file itself: never exempt
 
     valid = [
         Valid("# -*- coding: latin-1 -*-\nname = 'caf\u00e9'\n"),

@@ -106,6 +106,43 @@ class Case:
     target: str | None = None
     seed: int = 0
     tags: tuple[str, ...] = field(default_factory=tuple)
+    sources: tuple[str, ...] = field(default_factory=tuple)
+
+    def source_files(self) -> list[str]:
+        """The files whose contents make this case what it is: the files defining its functions,
+        then the ``sources`` it names (the code it loads by path). Their hash goes into records."""
+        import inspect
+
+        files: list[str] = []
+        for fn in (self.fn, self.original):
+            if fn is None:
+                continue
+            try:
+                path = inspect.getsourcefile(fn)
+            except TypeError:
+                path = None
+            if path and path not in files:
+                files.append(path)
+        for path in self.sources:
+            if str(path) not in files:
+                files.append(str(path))
+        return files
+
+    def source_hash(self) -> str:
+        """sha256 over the name and contents (not the location) of :meth:`source_files`."""
+        import hashlib
+        import os
+
+        digest = hashlib.sha256()
+        for path in self.source_files():
+            digest.update(os.path.basename(path).encode() + b"\0")
+            try:
+                with open(path, "rb") as fh:
+                    digest.update(fh.read())
+            except OSError:
+                digest.update(b"<missing>")
+            digest.update(b"\0")
+        return digest.hexdigest()
 
     def __call__(self, device):
         return self.fn(device)
@@ -116,12 +153,14 @@ _registry_lock = threading.Lock()
 
 
 def case(fn: Callable | None = None, *, name: str | None = None, original: Callable | None = None,
-         tolerance=None, description: str | None = None, seed: int = 0):
+         tolerance=None, description: str | None = None, seed: int = 0, sources=()):
     """Declare a verification case: ``@case`` or ``@case(name=..., original=..., tolerance=...)``.
 
     ``tolerance``: None (per-dtype defaults), ``"exact"`` (bit-identical floats), a number (relative
     RMS for every float dtype) or a mapping ``{"float32": 1e-4, ...}``. ``seed`` seeds torch's
-    global CPU generator before each run. Returns a :class:`Case`, which is still callable.
+    global CPU generator before each run. ``sources``: files the case loads by path (beyond the
+    file that defines it), hashed into ``--record`` manifests so that records of different code
+    are never compared. Returns a :class:`Case`, which is still callable.
     """
 
     def wrap(f: Callable) -> Case:
@@ -134,6 +173,7 @@ def case(fn: Callable | None = None, *, name: str | None = None, original: Calla
             description=description if description is not None else (doc[0] if doc else ""),
             target=getattr(f, "__module__", None),
             seed=seed,
+            sources=tuple(str(p) for p in sources),
         )
         with _registry_lock:
             _registry.append(c)

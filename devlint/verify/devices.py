@@ -110,7 +110,8 @@ def device_description(name: str) -> str:
     """A human description of a device type, e.g. ``cuda: NVIDIA H200``."""
     torch = import_torch()
     if name == "cpu":
-        return "cpu"
+        model = _cpu_model()
+        return f"cpu: {model}" if model else "cpu"
     module = getattr(torch, name, None)
     get_name = getattr(module, "get_device_name", None)
     if get_name is not None:
@@ -119,6 +120,20 @@ def device_description(name: str) -> str:
         except Exception:  # noqa: BLE001
             pass
     return name
+
+
+def _cpu_model() -> str | None:
+    """The processor's model name (``/proc/cpuinfo`` on Linux, ``platform.processor()`` elsewhere)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
 
 
 def environment_info(devices: list[str]) -> dict:

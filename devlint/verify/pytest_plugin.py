@@ -1,7 +1,9 @@
 """pytest plugin: a ``device`` fixture over every available device, and ``same_on_all_devices``.
 
-Enable it in a ``conftest.py`` with ``pytest_plugins = ["devlint.verify.pytest_plugin"]`` (or
-through the ``pytest11`` entry point when devlint is installed with the ``verify`` extra)::
+Enable it in a ``conftest.py`` with ``pytest_plugins = ["devlint.verify.pytest_plugin"]`` or on the
+command line with ``-p devlint.verify.pytest_plugin`` (there is deliberately no ``pytest11`` entry
+point: a ``device`` fixture in every pytest run of every environment devlint is installed in would
+clash with projects' own)::
 
     def test_scale(device):                      # runs once per device: [cpu], [cuda], ...
         x = torch.ones(3, device=device)

@@ -82,16 +82,29 @@ def _details(result: CaseResult) -> list[str]:
     return lines
 
 
-def render_text(run: VerifyRun) -> str:
-    env = run.environment
+def _environment_line(env: dict) -> str:
+    return ("torch " + str(env.get("torch")) + (f", triton {env['triton']}" if env.get("triton") else "")
+            + "".join(f"; {desc}" for d, desc in (env.get("devices") or {}).items() if d != "cpu"))
+
+
+def _header(run: VerifyRun) -> list[str]:
     n = len(run.results)
-    lines = [
-        f"devlint verify: {n} case{'s' if n != 1 else ''} on {', '.join(run.devices)} "
-        f"(reference: {run.reference})",
-        "torch " + str(env.get("torch")) + (f", triton {env['triton']}" if env.get("triton") else "")
-        + "".join(f"; {desc}" for d, desc in env.get("devices", {}).items() if d != "cpu"),
-        "",
-    ]
+    cases = f"{n} case{'s' if n != 1 else ''}"
+    if run.records is None:
+        return [f"devlint verify: {cases} on {', '.join(run.devices)} (reference: {run.reference})",
+                _environment_line(run.environment)]
+    lines = [f"devlint verify: {cases} from {len(run.records)} record{'s' if len(run.records) != 1 else ''} "
+             f"(reference: {run.reference})"]
+    for rec in run.records:
+        where = f", {rec['path']}" if rec.get("path") else ""
+        lines.append(f"{rec['label']}: {_environment_line(rec.get('environment') or {})}"
+                     f" (recorded {rec.get('created')} on {rec.get('host')}{where})")
+    return lines
+
+
+def render_text(run: VerifyRun) -> str:
+    n = len(run.results)
+    lines = [*_header(run), ""]
     rows: list[list[str]] = [["case", *run.devices]]
     for r in run.results:
         rows.append([r.case.name, *(_cell(r.devices[d]) for d in run.devices)])
@@ -149,6 +162,7 @@ def to_json_dict(run: VerifyRun) -> dict:
         "schema_version": JSON_SCHEMA_VERSION,
         "devlint_version": __version__,
         "environment": run.environment,
+        "records": run.records,
         "devices": run.devices,
         "reference": run.reference,
         "cases": [

@@ -23,20 +23,11 @@ class VerifyUsageError(ValueError):
 # --------------------------------------------------------------------------- targets
 
 
-def builtin_targets_dir() -> Path:
-    """``fixtures/verify`` of the source checkout devlint runs from."""
-    return Path(__file__).resolve().parents[2] / "fixtures" / "verify"
-
-
 def default_targets() -> list[str]:
-    folder = builtin_targets_dir()
-    files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_")) if folder.is_dir() else []
-    if not files:
-        raise VerifyUsageError(
-            f"no targets given and no built-in targets found in {folder} "
-            "(they live in devlint's source checkout, fixtures/verify/)"
-        )
-    return [str(p) for p in files]
+    """The built-in targets: modules of :mod:`devlint.verify.cases`, shipped in the package."""
+    from .cases import BUILTIN_TARGETS
+
+    return list(BUILTIN_TARGETS)
 
 
 def _module_name_for(path: Path) -> str:
@@ -160,14 +151,16 @@ class CaseResult:
     devices: dict[str, DeviceResult]
     reference: str | None  # the device whose result the others were compared with
     values: dict[str, Any] = field(default_factory=dict, repr=False)  # fixed results, on the CPU
+    outcomes: dict[str, RunOutcome] = field(default_factory=dict, repr=False)  # the fixed runs
 
 
 @dataclass
 class VerifyRun:
-    devices: list[str]
+    devices: list[str]  # the columns: device types, or "machine/device" in a comparison of records
     reference: str
     results: list[CaseResult]
     environment: dict
+    records: list[dict] | None = None  # the records compared (``--compare``, ``--ray``), else None
 
     @property
     def exit_code(self) -> int:
@@ -178,19 +171,24 @@ class VerifyRun:
 
 _SKIP_PARTS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep,
                os.sep + "torch" + os.sep, os.sep + "triton" + os.sep)
-_OWN_DIR = str(Path(__file__).resolve().parent)
+_OWN_DIR = str(Path(__file__).resolve().parent) + os.sep
+_CASES_DIR = _OWN_DIR + "cases" + os.sep
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2]) + os.sep
 
 
 def _where(exc: BaseException, depth: int = 3) -> str | None:
     """file:line of the innermost frames in the code under test (not torch, not the runner),
-    innermost first: ``a.py:3 in f <- b.py:9 in g``."""
+    innermost first: ``a.py:3 in f <- b.py:9 in g``. The built-in cases and their fixtures are
+    code under test wherever devlint is installed, shown as ``devlint/verify/cases/...``."""
     cwd = os.getcwd() + os.sep
     found = []
     for fr in reversed(traceback.extract_tb(exc.__traceback__)):
         fname = fr.filename
-        if fname.startswith(_OWN_DIR) or any(p in fname for p in _SKIP_PARTS) or fname.startswith("<"):
+        if fname.startswith(_CASES_DIR):
+            fname = fname[len(_PACKAGE_PARENT):]
+        elif fname.startswith(_OWN_DIR) or any(p in fname for p in _SKIP_PARTS) or fname.startswith("<"):
             continue
-        if fname.startswith(cwd):
+        elif fname.startswith(cwd):
             fname = fname[len(cwd):]
         found.append(f"{fname}:{fr.lineno} in {fr.name}")
         if len(found) == depth:
@@ -232,16 +230,17 @@ def _first_failure(comparisons: list[Comparison]) -> str | None:
     return None
 
 
-def run_case(case: Case, devices: list[str], reference: str = "cpu") -> CaseResult:
-    fixed = {d: _run_one(case.fn, d, case.seed) for d in devices}
-
+def assemble(case: Case, fixed: dict[str, RunOutcome], columns: list[str], reference: str) -> CaseResult:
+    """Compare the fixed code's outcomes (one per column: a device here, a machine's device in
+    ``--compare``) with the reference column's, or, where that one is n/a, with the first column
+    that ran the case. Originals are attached afterwards with :func:`attach_original`."""
     base = reference if reference in fixed and fixed[reference].status == "ok" else None
     if base is None and not (reference in fixed and fixed[reference].status in ("error", "check-failed")):
-        # reference is n/a (or not selected): compare with the first device that ran the case.
-        base = next((d for d in devices if fixed[d].status == "ok"), None)
+        # reference is n/a (or not selected): compare with the first column that ran the case.
+        base = next((d for d in columns if fixed[d].status == "ok"), None)
 
     out: dict[str, DeviceResult] = {}
-    for d in devices:
+    for d in columns:
         run = fixed[d]
         if run.status == "ok":
             res = DeviceResult(d, "ok", is_reference=(d == base), checks=run.checks, notes=run.notes)
@@ -252,51 +251,74 @@ def run_case(case: Case, devices: list[str], reference: str = "cpu") -> CaseResu
                 if failure:
                     res.status, res.message = "mismatch", f"differs from {base}: {failure}"
             elif base is None and reference in fixed:
-                res.message = f"not compared: reference device {reference} failed"
+                res.message = f"not compared: reference {reference} failed"
         elif run.status == "check-failed":
             res = DeviceResult(d, "mismatch", run.message, run.where, checks=run.checks, notes=run.notes)
         else:
             res = DeviceResult(d, run.status, run.message, run.where, checks=run.checks, notes=run.notes)
         out[d] = res
-
-    if case.original is not None:
-        for d in devices:
-            orig = _run_one(case.original, d, case.seed)
-            if orig.status == "n/a":
-                o = OriginalResult("n/a", orig.message)
-            elif orig.status == "error":
-                o = OriginalResult("fails", orig.message, orig.where)
-            elif orig.status == "check-failed":
-                o = OriginalResult("mismatch", orig.message, orig.where)
-            else:
-                against = d if fixed[d].status == "ok" else base
-                o = OriginalResult("ok")
-                if against is None:
-                    o.message = "ran; no fixed result to compare with"
-                else:
-                    o.comparisons = compare(fixed[against].value, orig.value, case.tolerance)
-                    failure = _first_failure(o.comparisons)
-                    if failure:
-                        o.status = "mismatch"
-                        o.message = f"original differs from the fixed code on {against}: {failure}"
-            o.checks, o.notes = orig.checks, orig.notes
-            res = out[d]
-            res.original = o
-            if o.status == "mismatch" and res.status in ("ok", "n/a"):
-                res.status = "mismatch"
-                res.message = o.message
-
-    statuses = [r.status for r in out.values()]
-    if "error" in statuses:
-        status = "error"
-    elif "mismatch" in statuses:
-        status = "mismatch"
-    elif statuses and all(s == "n/a" for s in statuses):
-        status = "n/a"
-    else:
-        status = "ok"
     values = {d: run.value for d, run in fixed.items() if run.status == "ok"}
-    return CaseResult(case, status, out, base, values)
+    result = CaseResult(case, "ok", out, base, values, outcomes=dict(fixed))
+    result.status = case_status(out)
+    return result
+
+
+def run_original(case: Case, device: str, fixed: RunOutcome, base_value: Any, base: str | None) -> OriginalResult:
+    """Run the case's original on ``device`` and compare it with the fixed code's result there
+    (or, where the fixed code did not run, with the base column's)."""
+    orig = _run_one(case.original, device, case.seed)
+    if orig.status == "n/a":
+        o = OriginalResult("n/a", orig.message)
+    elif orig.status == "error":
+        o = OriginalResult("fails", orig.message, orig.where)
+    elif orig.status == "check-failed":
+        o = OriginalResult("mismatch", orig.message, orig.where)
+    else:
+        against, value = (device, fixed.value) if fixed.status == "ok" else (base, base_value)
+        o = OriginalResult("ok")
+        if against is None:
+            o.message = "ran; no fixed result to compare with"
+        else:
+            o.comparisons = compare(value, orig.value, case.tolerance)
+            failure = _first_failure(o.comparisons)
+            if failure:
+                o.status = "mismatch"
+                o.message = f"original differs from the fixed code on {against}: {failure}"
+    o.checks, o.notes = orig.checks, orig.notes
+    return o
+
+
+def attach_original(result: CaseResult, column: str, original: OriginalResult) -> None:
+    """Attach an original's outcome to a column; an original that ran and disagrees with the fixed
+    code makes that column a mismatch."""
+    res = result.devices[column]
+    res.original = original
+    if original.status == "mismatch" and res.status in ("ok", "n/a"):
+        res.status = "mismatch"
+        res.message = original.message
+    result.status = case_status(result.devices)
+
+
+def case_status(devices: dict[str, DeviceResult]) -> str:
+    statuses = [r.status for r in devices.values()]
+    if "error" in statuses:
+        return "error"
+    if "mismatch" in statuses:
+        return "mismatch"
+    if statuses and all(s == "n/a" for s in statuses):
+        return "n/a"
+    return "ok"
+
+
+def run_case(case: Case, devices: list[str], reference: str = "cpu") -> CaseResult:
+    fixed = {d: _run_one(case.fn, d, case.seed) for d in devices}
+    result = assemble(case, fixed, devices, reference)
+    if case.original is not None:
+        base = result.reference
+        base_value = fixed[base].value if base is not None else None
+        for d in devices:
+            attach_original(result, d, run_original(case, d, fixed[d], base_value, base))
+    return result
 
 
 def run_cases(cases: list[Case], devices: list[str], reference: str | None = None) -> VerifyRun:

@@ -1,4 +1,4 @@
-"""The built-in targets (fixtures/verify/): they agree on the CPU, the unfixed seed code fails
+"""The built-in targets (devlint.verify.cases): they agree on the CPU, the unfixed seed code fails
 there with the device error, and deliberately broken "fixed" variants are caught."""
 import json
 import os
@@ -17,6 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _env():
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
 FIXTURES = os.path.join(ROOT, "fixtures")
+CASES = os.path.join(ROOT, "devlint", "verify", "cases")
 CUDA = torch.cuda.is_available()
 
 
@@ -62,7 +63,8 @@ def test_unfixed_kv_connector_fails_on_cpu_with_the_device_error(builtin_json):
         orig = by_name(builtin_json)[name]["results"]["cpu"]["original"]
         assert orig["status"] == "fails"
         assert "Torch not compiled with CUDA enabled" in orig["message"]
-        assert orig["where"].startswith(os.path.join("fixtures", "kv_connector", "example_connector.py") + ":")
+        assert orig["where"].startswith(
+            os.path.join("devlint", "verify", "cases", "fixtures", "kv_connector", "example_connector.py") + ":")
         assert "in start_load_kv" in orig["where"]
 
 
@@ -81,7 +83,7 @@ def test_fla_kernels_are_reported_not_applicable_on_cpu(builtin_json):
 
 
 def test_text_table(builtin_json):
-    proc = verify("--devices", "cpu", os.path.join("fixtures", "verify", "kv_connector_cases.py"))
+    proc = verify("--devices", "cpu", "devlint.verify.cases.kv_connector")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "devlint verify: 2 cases on cpu (reference: cpu)"
@@ -105,7 +107,7 @@ def test_off_by_one_slot_injection_is_caught(tmp_path):
     proc = _run_broken(tmp_path, f"""
         import importlib.util, pathlib, sys
         spec = importlib.util.spec_from_file_location(
-            "kv_cases_for_test", {os.path.join(FIXTURES, "verify", "kv_connector_cases.py")!r})
+            "kv_cases_for_test", {os.path.join(CASES, "kv_connector.py")!r})
         kv = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(kv)
         from devlint.verify import case
@@ -156,7 +158,7 @@ def test_broken_gather_is_caught(tmp_path):
     (tmp_path / "gather_broken.py").write_text(broken)
     proc = _run_broken(tmp_path, f"""
         import importlib.util, pathlib
-        spec = importlib.util.spec_from_file_location("kda_cases_for_test", {os.path.join(FIXTURES, "verify", "kda_cases.py")!r})
+        spec = importlib.util.spec_from_file_location("kda_cases_for_test", {os.path.join(CASES, "kda.py")!r})
         kda = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(kda)
         from devlint.verify import case
@@ -167,3 +169,44 @@ def test_broken_gather_is_caught(tmp_path):
     """)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "gathered rows (zero where no initial state)" in proc.stdout and "MISMATCH" in proc.stdout
+
+
+def test_shell_script_hands_each_vendor_its_visibility_variable(builtin_json):
+    cases = by_name(builtin_json)
+    expected = {"cuda": "CUDA_VISIBLE_DEVICES", "rocm": "HIP_VISIBLE_DEVICES", "xpu": "ZE_AFFINITY_MASK",
+                "npu": "ASCEND_RT_VISIBLE_DEVICES"}
+    for kind, var in expected.items():
+        cpu = cases[f"shell.multi_connector[{kind}]"]["results"]["cpu"]
+        assert cpu["status"] == "ok"
+        (check,) = cpu["checks"]
+        assert check["ok"] and check["name"] == f"{var} carries each command's devices"
+        orig = cpu["original"]
+        if kind == "cuda":
+            assert orig["status"] == "ok"
+        else:  # the unfixed script hands every vendor CUDA_VISIBLE_DEVICES
+            assert orig["status"] == "fails"
+            assert orig["message"] == (f"AssertionError: prefill server received {{'CUDA_VISIBLE_DEVICES': '0'}}, "
+                                       f"a {kind} runtime reads {var}")
+
+
+def test_broken_shell_fix_is_caught(tmp_path):
+    golden = open(os.path.join(FIXTURES, "golden", "torch", "shell", "run_multi_connector_accuracy_test.sh")).read()
+    # The decode server's prefix left as it was: a fix that missed one of the two eval'ed commands.
+    broken = golden.replace('BASE_CMD="$DEVICE_VISIBILITY_ENV=$DECODE_GPU', 'BASE_CMD="CUDA_VISIBLE_DEVICES=$DECODE_GPU')
+    assert broken != golden
+    (tmp_path / "broken.sh").write_text(broken)
+    proc = _run_broken(tmp_path, f"""
+        import pathlib
+        from devlint.verify import case, expect_equal
+        from devlint.verify.cases import shell
+
+        @case(name="broken_shell")
+        def broken_shell(device):
+            got = shell.run_script(pathlib.Path(__file__).with_name("broken.sh"), "xpu")
+            expect_equal("ZE_AFFINITY_MASK carries each command's devices", shell.expected("xpu"), got)
+            return got
+    """)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "broken_shell" in proc.stdout and "MISMATCH" in proc.stdout
+    assert "MISMATCH: ZE_AFFINITY_MASK carries each command's devices: decode server: key mismatch: " \
+           "missing keys ['ZE_AFFINITY_MASK'], extra keys ['CUDA_VISIBLE_DEVICES']" in proc.stdout

@@ -22,7 +22,9 @@ from devlint.engine.project.walker import (
     _CUDA_CONTEXT, _DOUBLE, _DOUBLE_IMPORT, _aliases, _CudaWalker, _unconditional_calls,
     _with_double_fallback,
 )
-from devlint.evidence import cuda_only_module, vocabulary
+from devlint.evidence import Reason, cuda_only_module, vocabulary
+from devlint.evidence.only_called_on_cuda import PRINCIPLE as ONLY_CALLED_ON_CUDA
+from devlint.evidence.test_double import PRINCIPLE as TEST_DOUBLE
 
 
 # a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
@@ -223,7 +225,7 @@ class Project:
             target = self.resolve(root, mod)
             why = target and self.cuda_only(target, mod, root, depth)
             if why:
-                cuda[mod] = why
+                cuda[mod] = (why, target)
         if not cuda:
             return None
         if vocabulary.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
@@ -233,7 +235,8 @@ class Project:
             return None  # ROCm code keeps its findings; a test module's imports gate tests
         for local, mod in self.fact(path, "calls", lambda: self._calls(path, modname, top)):
             if mod in cuda:
-                return f"it calls `{local}` from `{mod}`, which is CUDA-only ({cuda[mod]})"
+                return Reason("cuda-only-module", f"it calls `{local}` from `{mod}`, which is "
+                              f"CUDA-only ({cuda[mod][0]})", cuda[mod][1])
         return None
 
     def _top_project_imports(self, path: str, modname: str) -> list:
@@ -322,9 +325,10 @@ class Project:
                         target = real and self.resolve(root, real)
                         why = target and self.cuda_only(target, real, root)
                         if why:
-                            return (f"it stands in for `{real}` (imported in its place by "
-                                    f"`{os.path.relpath(importer, root)}`), which is CUDA-only "
-                                    f"({why})")
+                            return Reason(TEST_DOUBLE, f"it stands in for `{real}` (imported "
+                                          f"in its place by `{os.path.relpath(importer, root)}`"
+                                          f"), which is CUDA-only ({why})", importer,
+                                          stmt.lineno)
         return None
 
     # --- functions only ever called on CUDA ---------------------------------------------
@@ -347,7 +351,7 @@ class Project:
             return memo[name]
         if name in seen or len(seen) > 8:
             return None
-        sites = []  # (where, by_test)
+        sites = []  # (where, by_test, (path, row) of the evidence)
         index = self.importers(root, modname.split(".")[0])
         if self._through_a_parent(index, modname, name, path):
             memo[name] = None  # `from pkg import mod; mod.f()`: not followed
@@ -371,15 +375,18 @@ class Project:
         if None in holders:
             memo[name] = None
             return None
-        sites.extend((f"{os.path.relpath(path, root)}:{row}", how == "test") for row, how in rows)
+        sites.extend((f"{os.path.relpath(path, root)}:{row}", how == "test", (path, row))
+                     for row, how in rows)
         for holder in holders:
             found = self._on_cuda_only(path, modname, root, holder, memo, seen + (name,))
             if not found:
                 memo[name] = None
                 return None
-            sites.append((f"`{holder}`, which {found[0]}", found[1]))
+            sites.append((f"`{holder}`, which {found[0]}", found[1],
+                          (found[0].path, found[0].line)))
         memo[name] = None if not sites else (
-            f"every use runs on CUDA only ({sites[0][0]})", any(b for _, b in sites))
+            Reason(ONLY_CALLED_ON_CUDA, f"every use runs on CUDA only ({sites[0][0]})",
+                   *sites[0][2]), any(s[1] for s in sites))
         return memo[name]
 
     def _through_a_parent(self, index: dict, modname: str, name: str, path: str) -> bool:
@@ -423,11 +430,11 @@ class Project:
         rel = os.path.relpath(path, root)
         why = self.cuda_only(path, pkg[1], root)
         if why:
-            return [(f"{rel} ({why})", False)]
+            return [(f"{rel} ({why})", False, (path, None))]
         rows = self.fact(path, "uses:" + ",".join(locals_),
                          lambda: self._guarded_rows(path, locals_))
         return None if rows is None else [(f"{rel}:{row} ({how})" if how != "test"
-                                           else f"{rel}:{row}", how == "test")
+                                           else f"{rel}:{row}", how == "test", (path, row))
                                           for row, how in rows]
 
     def _guarded_rows(self, path: str, locals_):

@@ -11,6 +11,7 @@ from devlint.engine.cache import RACY_S
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import package_of
 from devlint.engine.project.store import _read_json, _write_json
+from devlint.evidence import Reason
 
 
 # findings about the file itself, not a device hardcoding: never exempted
@@ -21,8 +22,8 @@ _KEEP = {"DL900", "DL902", "DL999", "DL000"}
 class Exemption:
     """What the project stage exempts in one file: all of it, or some module-level functions."""
 
-    module: str | None = None  # why the whole module is CUDA-only
-    functions: dict = field(default_factory=dict)  # function name -> why
+    module: str | None = None  # why the whole module is CUDA-only (a Reason)
+    functions: dict = field(default_factory=dict)  # function name -> why (a Reason)
     # the functions only called under a platform test (not all in CUDA-only modules): like
     # code under an in-file CUDA guard, their table-API uses are still findings
     guarded: set = field(default_factory=set)
@@ -70,7 +71,9 @@ def _exemptions(results, project: Project) -> dict:
         memo = project.memo_file(root, top)
         stored = _read_json(memo) if memo and fresh else None
         if isinstance(stored, dict) and stored.get("key") == h.hexdigest():
-            found = {p: Exemption(m, f, set(g)) for p, (m, f, g) in stored["exempt"].items()}
+            found = {p: Exemption(m and Reason.from_dict(m),
+                                  {n: Reason.from_dict(r) for n, r in f.items()}, set(g))
+                     for p, (m, f, g) in stored["exempt"].items()}
         else:
             found = {}
             for path, (modname, names) in wanted.items():
@@ -79,9 +82,17 @@ def _exemptions(results, project: Project) -> dict:
                     found[path] = ex
             if memo and fresh:
                 _write_json(memo, {"key": h.hexdigest(), "exempt": {
-                    p: [e.module, e.functions, sorted(e.guarded)] for p, e in found.items()}})
+                    p: [_stored(e.module), {n: _stored(r) for n, r in e.functions.items()},
+                        sorted(e.guarded)] for p, e in found.items()}})
         out.update(found)
     return out
+
+
+def _stored(reason):
+    """A reason as the JSON store keeps it (`Reason.to_dict()`; None stays None)."""
+    if not reason:
+        return None
+    return reason.to_dict() if isinstance(reason, Reason) else Reason.from_dict(reason).to_dict()
 
 
 def _exemption(project: Project, path: str, root: str, modname: str, names) -> Exemption:
@@ -112,12 +123,27 @@ def filtered(diags, ex: Exemption | None) -> list:
 
 
 def apply(results, exempt: dict) -> int:
-    """Drop exempted findings from `results` in place; returns how many were dropped."""
+    """Drop exempted findings from `results` in place (each one becomes an exempt entry of
+    its result, for `--show-exempt`; a module exempt as a whole also a whole-file entry);
+    returns how many were dropped."""
+    from devlint.diagnostics import ALL_RULES, exempt_from_reason
+
     dropped = 0
     for res in results:
         ex = exempt.get(os.path.abspath(res.path)) if res.diagnostics else None
         if ex:
-            before = len(res.diagnostics)
-            res.diagnostics = filtered(res.diagnostics, ex)
-            dropped += before - len(res.diagnostics)
+            kept = filtered(res.diagnostics, ex)
+            kept_ids = {id(d) for d in kept}
+            gone = [d for d in res.diagnostics if id(d) not in kept_ids]
+            if ex.module and not any(e.whole_file and e.rules == ALL_RULES
+                                     for e in getattr(res, "exempt", ())):
+                res.exempt.insert(0, exempt_from_reason(ex.module, None, "", res.path,
+                                                        rules=ALL_RULES))
+            for d in gone:
+                e = exempt_from_reason(ex.module or ex.functions[d.scope], d.code, d.name,
+                                       res.path, d.start, d.end)
+                e.location, e.end_location = d.location, d.end_location
+                res.exempt.append(e)
+            res.diagnostics = kept
+            dropped += len(gone)
     return dropped

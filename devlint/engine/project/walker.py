@@ -89,10 +89,6 @@ class _Body:
         self.body = body
 
 
-_VOCABULARY = re.compile(r"\bis_(%s)\s*\(" % "|".join(sorted(_NON_CUDA_ALIKE | {"rocm"}))
-                         + r"|\btorch\.(?:backends\.)?(xpu|npu|mps|hpu)\b")
-
-
 def _header(stmt) -> list:
     """The expressions of a def or class statement that run when the statement runs."""
     if isinstance(stmt, ast.ClassDef):
@@ -123,39 +119,14 @@ class _CudaWalker:
         self.holders: set = set()  # module-level functions holding other uses (None: none)
         self.holder = None
         self.depth = 0  # enclosing functions and classes
-        # the platforms other than CUDA the module names (`is_xpu()`, `torch.xpu` ...)
-        self.vocabulary = {a or b for a, b in _VOCABULARY.findall(text)}
 
     def polarity(self, test) -> int:
-        """+1: true selects CUDA; -1: false selects CUDA; 0: neither. A test that rules out
-        platforms (`is_xpu() or is_rocm()`) selects CUDA when false only if it rules out every
-        other platform the module names, and at least one accelerator: `if is_cpu(): return`
-        leaves XPU in."""
+        """+1: true selects CUDA; -1: false selects CUDA; 0: neither. A test that only rules
+        platforms out (`is_xpu() or is_rocm()`, `is_cpu()`) selects nothing: out-of-tree
+        platforms exist, and ruling out the CPU leaves every other accelerator in (SPEC 3,
+        "not exempt")."""
         p, _ = self.tests.cuda_test(test)
-        if p:
-            return p
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return -self.polarity(test.operand)
-        terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
-            else [test]
-        excluded = {x for x in map(self._platform_named, terms) if x}
-        if excluded & (_NON_CUDA_ALIKE - {"cpu"}) and excluded >= self.vocabulary:
-            return -1
-        return 0
-
-    def _platform_named(self, test) -> str | None:
-        """The platform a bare query asks about (`current_platform.is_xpu()` -> "xpu",
-        `torch.backends.mps.is_available()` -> "mps"), other than CUDA."""
-        if not isinstance(test, ast.Call):
-            return None
-        func = test.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name.startswith("is_") and name[3:] in _NON_CUDA_ALIKE | {"rocm"}:
-            return name[3:]
-        if name == "is_available" and self.tests._platform_query(test) == "other":
-            q = self.facts.qualname(func) or ""
-            return next((p for p in ("xpu", "mps", "npu", "hpu") if f".{p}." in q), None)
-        return None
+        return p
 
     def run(self) -> None:
         self.block(self.facts.tree.body, None)

@@ -1,0 +1,226 @@
+"""The tests the triage descent asks about: which establish CUDA (and on which side), which
+name another accelerator, the ladders they form, the file's CUDA helpers and skip gates. The
+principles and their vocabulary are the evidence layer's; this mixin applies them to the
+file's facts (imports, flags, helpers)."""
+from __future__ import annotations
+
+import ast
+
+from devlint.analysis.model import _EXITS, _FUNCS
+from devlint.evidence.capability_gate import capability_reason
+from devlint.evidence.cuda_guard import (
+    _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
+    GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
+)
+from devlint.evidence.platform_ladder import (
+    _CUDA_ARM_QUERIES, ladder_else_reason, ladder_test_reason, other_accelerator_test,
+)
+
+
+def _called_name(call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+class GuardTests:
+    """Mixed into `Descent`: needs `self.f` (the FileFacts), `self.query_alias`,
+    `self.helpers`, `self.chained`, `self.ladder_tests`, `self.ladder_else`,
+    `self.dispatch_arms`."""
+
+    def _cuda_helpers(self, body):
+        """The file's functions (module level and methods) that return a CUDA test
+        (`def _is_hopper(): return torch.cuda.is_available() and ...`) or require CUDA before
+        anything else (`def _require_cuda(): if not torch.cuda.is_available(): raise ...`)."""
+        defs = [st for st in body if isinstance(st, _FUNCS)]
+        for cls in (st for st in body if isinstance(st, ast.ClassDef)):
+            defs.extend(st for st in cls.body if isinstance(st, _FUNCS))
+        for fn in defs:
+            stmts = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(
+                st.value, ast.Constant))]  # skip the docstring
+            if not stmts:
+                continue
+            first = stmts[0]
+            if len(stmts) == 1 and isinstance(first, ast.Return) and first.value is not None \
+                    and self._sides(first.value)[0]:
+                self.helpers[fn.name] = "query"
+            elif isinstance(first, ast.Assert) and self._sides(first.test)[0]:
+                self.helpers[fn.name] = "requires"
+            elif isinstance(first, ast.If) and not first.orelse and first.body \
+                    and self._exits(first.body[-1]) and self._sides(first.test)[1]:
+                self.helpers[fn.name] = "requires"
+
+    # --- statements ----------------------------------------------------------------
+    def _platform_query(self, test) -> str | None:
+        """"other" for a test that asks about an accelerator other than CUDA (also mixed with
+        CUDA: `torch.xpu.is_available() or torch.cuda.is_available()`), "cuda" for one that
+        establishes CUDA when true (`torch.cuda.is_available()`, `is_cuda_alike()`,
+        `device.type == "cuda"`), else None."""
+        if other_accelerator_test(test, self.f.qualname):
+            return "other"
+        if self._sides(test)[0]:
+            return "cuda"
+        if isinstance(test, ast.Call):
+            func = test.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in _CUDA_ARM_QUERIES or (self.f.qualname(func) or "") in _CUDA_ARM_QUERIES:
+                return "cuda"
+        return None
+
+    def _mark_dispatch(self, head: ast.If) -> None:
+        """Record the arms of an if/elif chain that also has an arm for another accelerator
+        (the chain is seen once, from its head): its CUDA arms, the tests of its arms and its
+        final else."""
+        if id(head) in self.chained:
+            return
+        arms = []
+        node = head
+        while isinstance(node, ast.If):
+            self.chained.add(id(node))
+            arms.append(node)
+            node = node.orelse[0] if len(node.orelse) == 1 else None
+        kinds = [self._platform_query(a.test) for a in arms]
+        if "other" not in kinds:
+            return
+        path = self.f.path
+        for arm, kind in zip(arms, kinds):
+            self.ladder_tests[id(arm)] = ladder_test_reason(arm, path)
+            if kind == "cuda":
+                self.dispatch_arms.add(id(arm))
+        last = arms[-1]
+        # the final else is the ladder's default only where the ladder gave CUDA its own arm or
+        # handled several other accelerators: after `if is_tpu(): ...` alone, the else is
+        # where CUDA, XPU and the rest all go (vLLM PR fixing `torch.cuda.set_device` there)
+        complete = "cuda" in kinds or sum(k == "other" for k in kinds) >= 2
+        if complete and last.orelse and not (
+                len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If)):
+            self.ladder_else[id(last)] = ladder_else_reason(head, path)
+
+    def _query_aliases(self, body):
+        """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too."""
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name):
+                on_true, on_false, tensor = self._sides(st.value)
+                if (on_true or on_false) and tensor is None:
+                    self.query_alias[st.targets[0].id] = (on_true, on_false)
+
+    def _exits(self, stmt) -> bool:
+        if isinstance(stmt, _EXITS):
+            return True
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            q = self.f.qualname(stmt.value.func) or ""
+            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest")
+        return False
+
+    def cuda_test(self, test) -> tuple[int, ast.expr | None]:
+        """+1: the test establishes CUDA when true; -1: when false; 0: neither.
+        Also returns `t` for `t.is_cuda` tests (a tensor guard, which gives the fix its device)."""
+        on_true, on_false, tensor = self._sides(test)
+        return (1 if on_true else -1 if on_false else 0), tensor
+
+    def _sides(self, test) -> tuple[bool, bool, ast.expr | None]:
+        """(true establishes CUDA, false establishes CUDA, `t` of a `t.is_cuda` test)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            on_true, on_false, _ = self._sides(test.operand)
+            return on_false, on_true, None
+        if isinstance(test, ast.BoolOp):
+            results = [self._sides(v) for v in test.values]
+            tensor = next((t for a, _, t in results if a and t is not None), None)
+            if isinstance(test.op, ast.And):  # true: every operand; false: one of them
+                return any(a for a, _, _ in results), all(b for _, b, _ in results), tensor
+            return all(a for a, _, _ in results), any(b for _, b, _ in results), \
+                tensor if all(a for a, _, _ in results) else None
+        if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+            return True, False, test.value
+        if isinstance(test, ast.Name) and test.id in self.query_alias:
+            a, b = self.query_alias[test.id]
+            return a, b, None
+        if isinstance(test, ast.Call):
+            q = self.f.qualname(test.func)
+            if q in _TORCH_CUDA_QUERIES:
+                return True, False, None
+            func = test.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _PLATFORM_CUDA_QUERIES or is_capability_name(name) \
+                    or self.helpers.get(name) == "query":
+                return True, False, None
+            if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
+                return True, False, None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op = test.ops[0]
+            sides = (test.left, test.comparators[0])
+            if any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides):
+                if isinstance(op, (ast.Eq, ast.Is)):
+                    return True, False, None
+                if isinstance(op, (ast.NotEq, ast.IsNot)):
+                    return False, True, None
+            if isinstance(op, ast.In) and isinstance(test.left, ast.Constant) \
+                    and test.left.value == "cuda":
+                return True, False, None  # "cuda" in str(device)
+            if self._cuda_count(test.left) and isinstance(op, (ast.Gt, ast.GtE)) \
+                    and isinstance(test.comparators[0], ast.Constant) \
+                    and isinstance(test.comparators[0].value, int) \
+                    and test.comparators[0].value >= (1 if isinstance(op, ast.GtE) else 0):
+                return True, False, None  # `torch.cuda.device_count() > 0`
+            if isinstance(op, (ast.Gt, ast.GtE, ast.Eq, ast.Lt, ast.LtE)) \
+                    and self._capability(test.left):
+                return True, False, None  # `get_device_capability() >= (9, 0)`
+        return False, False, None
+
+    def _cuda_count(self, node) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "len" and node.args:
+            node = node.args[0]
+        elif isinstance(node, ast.Call):
+            node = node.func
+        return (self.f.qualname(node) or "") in _TORCH_CUDA_COUNTS
+
+    def _capability(self, node) -> bool:
+        while isinstance(node, (ast.Subscript, ast.Attribute)) and not (
+                isinstance(node, ast.Attribute) and self.f.qualname(node)):
+            node = node.value
+        return isinstance(node, ast.Call) and (
+            self.f.qualname(node.func) or "") in _CAPABILITY_QUERIES
+
+    def _capability_operand(self, node: ast.BoolOp):
+        """The Reason of a test one of whose operands (also negated) asks for a CUDA compute
+        capability (`torch.cuda.is_available() and not is_sm_at_least_89()`)."""
+        for v in node.values:
+            while isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
+                v = v.operand
+            if isinstance(v, ast.Call) and is_capability_name(_called_name(v)) or (
+                    isinstance(v, ast.Compare) and self._capability(v.left)):
+                return capability_reason(v, self.f.path)
+        return None
+
+    def _skip_gate(self, stmt):
+        """The Reason of a decorator that skips the test (or class) unless CUDA is there:
+        `@skipif(<false establishes CUDA>)`, `@skipUnless(<true establishes CUDA>)`,
+        `@requires_cuda`-style gates."""
+        for d in stmt.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            name = target.attr if isinstance(target, ast.Attribute) else \
+                getattr(target, "id", "")
+            if GATE_NAME.match(name):
+                return guard_reason("gate", d, self.f.path)
+            if isinstance(d, ast.Call) and d.args and self._reported_gate(d.args[0]):
+                on_true, on_false, tensor = self._sides(d.args[0])
+                if tensor is None and ((name in SKIP_IF and on_false)
+                                       or (name in SKIP_UNLESS and on_true)):
+                    return guard_reason("gate", d, self.f.path)
+        return None
+
+    def _reported_gate(self, test) -> bool:
+        """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a
+        CUDA compute capability (CUDA-only by purpose). A gate on a platform query that merely
+        asks (`not current_platform.is_cuda()`) exempts nothing under it: the finding would
+        vanish with it, and upstream fixes the literals under such gates (vLLM PR #37566)."""
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call) and is_capability_name(_called_name(n)):
+                return True
+            if isinstance(n, ast.Attribute) and (self.f.qualname(n) or "").startswith(
+                    "torch.cuda."):
+                return True
+        return False
+
+    # --- expressions -------------------------------------------------------------------
