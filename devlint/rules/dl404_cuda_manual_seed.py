@@ -60,13 +60,15 @@ class CudaManualSeed(Rule):
         Valid("import random\nrandom.seed(0)\n"),
     ]
     invalid = [
+        # the original is a no-op without CUDA: so is the fix, where no accelerator is available
         Invalid("import torch\ntorch.cuda.manual_seed_all(0)\n",
-                "import torch\ntorch.manual_seed(0)\n"),
+                "import torch\nif torch.accelerator.is_available():\n    torch.manual_seed(0)\n"),
         Invalid("import torch as th\nth.cuda.manual_seed(1)\n",
-                "import torch as th\nth.manual_seed(1)\n"),
+                "import torch as th\nif th.accelerator.is_available():\n    th.manual_seed(1)\n"),
         Invalid("import torch\n\n\ndef seed_all(s):\n    torch.cuda.manual_seed(s)\n"
                 "    torch.cuda.manual_seed_all(s)\n",
-                "import torch\n\n\ndef seed_all(s):\n    torch.manual_seed(s)\n", count=2),
+                "import torch\n\n\ndef seed_all(s):\n    if torch.accelerator.is_available():\n"
+                "        torch.manual_seed(s)\n", count=2),
     ]
 
     def check(self, facts):

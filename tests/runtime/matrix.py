@@ -12,7 +12,8 @@ A fixed program's verdict:
                the original demanded CUDA and the fixed code fails for want of an
                accelerator on the line calling a replacement the table marks
                `needs_accelerator` (a device index, a stream: meaningless without one)
-  n/a          the original failed for another reason (a rule example's undefined names,
+  n/a          the original failed for another reason (a device index the machine lacks,
+               the same in both; a rule example's undefined names,
                an assertion that rejects the CPU on purpose): nothing to compare
   FAIL         anything else
 
@@ -38,6 +39,8 @@ WORKER = os.path.join(HERE, "worker.py")
 # from torch.cuda's stand-ins there)
 _DEMANDS_CUDA = re.compile(r"(?i)cuda|nvidia|nccl|Cannot access accelerator device when none|"
                            r"Tried to instantiate dummy base class")
+
+_ORDINAL = "invalid device ordinal"
 
 _STUB = '''class _Stub:
     def __getattr__(self, name): return _Stub()
@@ -205,6 +208,10 @@ def verdict(o: dict, f: dict, fixed_source: str = "") -> str:
         if o["stdout"] != f["stdout"]:
             return f"FAIL: outputs differ: {o['stdout']!r} != {f['stdout']!r}"
         return "agree"
+    if _ORDINAL in o["error"] and not f["ok"] and _ORDINAL in f["error"]:
+        # both ask for a device index this machine lacks (`.cuda(1)` on one GPU): the same
+        # failure, for want of a second device, not of CUDA
+        return "n/a"
     if _DEMANDS_CUDA.search(o["error"]):
         if f["ok"]:
             return "ran"
