@@ -212,6 +212,10 @@ def verdict(o: dict, f: dict, fixed_source: str = "") -> str:
         # both ask for a device index this machine lacks (`.cuda(1)` on one GPU): the same
         # failure, for want of a second device, not of CUDA
         return "n/a"
+    if not f["ok"] and f["error"] == o["error"] and not _NO_ACCELERATOR.search(o["error"]):
+        # the fix left the failure as it was, and it is not for want of an accelerator (a rule
+        # example's stub where a stream should be, on a machine that has CUDA)
+        return "n/a"
     if _DEMANDS_CUDA.search(o["error"]):
         if f["ok"]:
             return "ran"
