@@ -37,8 +37,11 @@ WORKER = os.path.join(HERE, "worker.py")
 # an error that says the code asked for CUDA (or NCCL) on a machine without it
 # (the CPU-only wheel's "Cannot access accelerator device" and "dummy base class" errors come
 # from torch.cuda's stand-ins there)
+# (and the CUDA wheel's memory-statistics resets without a GPU: "invalid argument to
+# reset_peak_memory_stats")
 _DEMANDS_CUDA = re.compile(r"(?i)cuda|nvidia|nccl|Cannot access accelerator device when none|"
-                           r"Tried to instantiate dummy base class")
+                           r"Tried to instantiate dummy base class|"
+                           r"invalid argument to reset_(peak|accumulated)_memory_stats")
 
 _ORDINAL = "invalid device ordinal"
 
