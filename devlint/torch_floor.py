@@ -68,13 +68,13 @@ def _poetry_spec(value) -> str | None:
 
 
 def _toml(path: str) -> dict:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    """The file's table, or {} when it cannot be read: a broken pyproject.toml is not this
+    module's to report (the config loader reports it where it holds [tool.devlint])."""
+    from devlint.profiles import _load_toml_bytes
+
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            return _load_toml_bytes(f.read())
     except (OSError, ValueError):
         return {}
 

@@ -236,14 +236,6 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
         return FileResult(path, internal_error=_internal_error(e)), None
 
 
-def process_path(path: str, kind: str, settings, mode: str, unsafe: bool,
-                 write_read_only: bool = False) -> FileResult:
-    """Process one file and, in fix mode, write it."""
-    res, stamp = lint_file(path, kind, settings, mode, unsafe)
-    _write(res, mode, stamp, write_read_only)
-    return res
-
-
 READ_ONLY = "read-only; not fixed (--fix-read-only fixes it and keeps its mode)"
 READ_ONLY_NOQA = "read-only; no noqa added (--fix-read-only writes it and keeps its mode)"
 

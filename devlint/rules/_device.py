@@ -74,11 +74,6 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             or dead_default_reason(facts, node))
 
 
-def is_torch_callee(facts, call: ast.Call) -> bool:
-    q = facts.qualname(call.func) or ""
-    return q == "torch" or q.startswith("torch.")
-
-
 def device_type_expr(facts, in_fstring_quote: str | None = None) -> Expr:
     """The profile's device-type string, quoted to fit inside an f-string if asked."""
     e = role_expr(facts, "device-type")
