@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from devlint.settings import Settings
 
-__all__ = ["check_source", "fix_source", "settings_for", "Settings"]
+__all__ = ["check_source", "fix_source", "noqa_source", "settings_for", "Settings"]
 
 
 def _settings(settings, **overrides) -> Settings:
@@ -109,3 +109,30 @@ def fix_source(text: str, path: str = "<string>", settings: Settings | None = No
         raise ValueError(f"{path}: {res.error}")
     fixed = SourceFile.from_bytes(res.new_bytes).text if res.new_bytes is not None else text
     return fixed, res.diagnostics, res.failures
+
+
+def noqa_source(text: str, diagnostics, path: str = "<string>", settings: Settings | None = None,
+                kind: str | None = None, every: bool = True):
+    """(text with `# noqa: CODE` comments for `diagnostics`, number added). Kept only if the
+    result no longer reports them and reports nothing new (a comment must never change what
+    the code does); otherwise (text, 0). `every`: `diagnostics` are all the source's findings
+    (`--add-noqa`); else a subset (the language server's per-finding action), and the source
+    is linted once more to know the rest. """
+    from devlint.engine.suppression import NOT_NOQA_ABLE, add_noqa
+
+    kind = kind or kind_of_path(path)
+    settings = settings or Settings()
+    eligible = [d for d in diagnostics if d.code not in NOT_NOQA_ABLE]
+    new_text, added = add_noqa(text, eligible, python=kind == "python")
+    if not added:
+        return text, 0
+    before = eligible if every else [
+        d for d in process(_to_bytes(text), path, settings, kind=kind).diagnostics
+        if d.code not in NOT_NOQA_ABLE]
+    after = process(_to_bytes(new_text), path, settings, kind=kind).diagnostics
+    left = {(d.code, d.location[0]) for d in after if d.code not in NOT_NOQA_ABLE}
+    targets = {(d.code, d.location[0]) for d in eligible}
+    if any(d.code in ("DL999", "DL000") for d in after) or left & targets or \
+            not left <= {(d.code, d.location[0]) for d in before}:
+        return text, 0
+    return new_text, added

@@ -298,22 +298,9 @@ def _check_stdin(name, named, settings, force_exclude, add_noqa, *, fmt, unsafe,
 
 
 def _noqa_text(text, diagnostics, path, kind, settings):
-    """`text` with noqa comments for `diagnostics`, kept only if the result lints to fewer
-    findings and no new ones (a comment must never change what the code does)."""
-    from devlint import api
-    from devlint.engine.suppression import NOT_NOQA_ABLE, add_noqa
+    from devlint.api import noqa_source
 
-    eligible = [d for d in diagnostics if d.code not in NOT_NOQA_ABLE]
-    new_text, added = add_noqa(text, eligible, python=kind == "python")
-    if not added:
-        return text, 0
-    after = api.process(api._to_bytes(new_text), path, settings, kind=kind).diagnostics
-    left = [d for d in after if d.code not in NOT_NOQA_ABLE]
-    if any(d.code in ("DL999", "DL000") for d in after) or len(left) >= len(eligible) or \
-            not {(d.code, d.location[0]) for d in left} <= \
-            {(d.code, d.location[0]) for d in eligible}:
-        return text, 0
-    return new_text, added
+    return noqa_source(text, diagnostics, path, settings, kind)
 
 
 def _add_noqa(results, tasks, quiet, write_read_only=False):
@@ -490,6 +477,7 @@ def _register_verify():
 
 _register_verify()
 cli.add_command(__import__("devlint.init.command").init.command.init_command)  # scan: lazy
+cli.add_command(__import__("devlint.lsp.command").lsp.command.server_command)  # pygls: lazy
 
 
 def main(argv=None):

@@ -1,0 +1,1 @@
+"""The language server (`devlint server`); see devlint.lsp.server."""
