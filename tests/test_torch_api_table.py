@@ -509,3 +509,22 @@ def test_cuda_manual_seed_reseeds_cpu_too(cuda):
     via_torch = torch.rand(4, device="cuda")
     assert torch.equal(via_cuda, via_torch)
     assert not torch.equal(torch.get_rng_state(), cpu_before)
+
+
+def test_member_fallback_form_on_a_module_without_the_member():
+    """`getattr(torch.get_device_module(), "manual_seed_all", ...manual_seed)`: on a backend
+    module without manual_seed_all (torch.mps) the form calls its manual_seed; on one with it,
+    manual_seed_all. Evaluated with stand-in modules that record the call."""
+    from types import SimpleNamespace
+
+    from devlint.profiles.torch_api import entries_by_name
+
+    (entry,) = entries_by_name("DL404")["torch.cuda.manual_seed_all"]
+    calls = []
+    single = SimpleNamespace(manual_seed=lambda s: calls.append(("manual_seed", s)))
+    multi = SimpleNamespace(manual_seed=lambda s: calls.append(("manual_seed", s)),
+                            manual_seed_all=lambda s: calls.append(("manual_seed_all", s)))
+    for mod in (single, multi):
+        fake = SimpleNamespace(get_device_module=lambda mod=mod: mod)
+        eval(entry.callee("fake"), {"fake": fake})(5)
+    assert calls == [("manual_seed", 5), ("manual_seed_all", 5)]
