@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from devlint.settings import is_excluded
 
-PY_SUFFIXES = (".py",)
+PY_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
 OTHER_SHELL_SUFFIXES = (".zsh", ".ksh", ".csh", ".tcsh", ".fish")
 
@@ -47,11 +47,13 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
     return None
 
 
-def discover(paths, settings_for, force_exclude: bool = False):
+def discover(paths, settings_for, force_exclude: bool = False, warn=None):
     """Yield Candidates, each file once: by its real path, so a symbolic link and the file it
     leads to (or two links to one file) are linted once. In a walk the file itself is kept
     over a link to it; across paths, the first name given. `settings_for(path)` gives the
-    settings governing a path."""
+    settings governing a path. A file named explicitly that devlint has no parser for (a zsh
+    script) is not linted, and `warn(message)` says so (default: a warning on stderr):
+    nothing named is skipped silently."""
     seen = set()
     for p in paths:
         if not os.path.lexists(p):
@@ -66,12 +68,22 @@ def discover(paths, settings_for, force_exclude: bool = False):
                 continue
             _check_readable(p)
             if p.lower().endswith(OTHER_SHELL_SUFFIXES):
-                continue  # pre-commit's `shell` type passes these too; devlint has no parser
+                # pre-commit's `shell` type passes these too: not an error (exit 2) for the
+                # hook, but never silent
+                (warn or _warn)(f"{p}: not linted: devlint parses bash and sh scripts; "
+                                f"{os.path.splitext(p)[1]} scripts have no parser here")
+                continue
             k = kind_of(p, explicit=True) or "python"
             real = os.path.realpath(p)
             if real not in seen:
                 seen.add(real)
                 yield Candidate(p, True, k)
+
+
+def _warn(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"devlint: warning: {message}\n")
 
 
 def _once(candidates):
