@@ -13,6 +13,9 @@ from devlint.settings import is_excluded
 PY_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
 OTHER_SHELL_SUFFIXES = (".zsh", ".ksh", ".csh", ".tcsh", ".fish")
+# the `#!` interpreters of the scripts devlint parses (devlint.shell.options) and of the others
+SHELL_INTERPRETERS = frozenset({"bash", "sh", "dash", "ash"})
+OTHER_INTERPRETERS = frozenset({"zsh", "ksh", "mksh", "csh", "tcsh", "fish"})
 
 
 @dataclass(frozen=True)
@@ -34,17 +37,31 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
         return "shell"
     base = os.path.basename(path)
     if "." not in base or explicit:
-        try:
-            with open(path, "rb") as f:
-                head = f.readline(128)
-        except OSError:
-            return None
-        if head.startswith(b"#!"):
-            if b"python" in head:
-                return "python"
-            if any(sh in head for sh in (b"bash", b"/sh", b" sh", b"zsh", b"dash", b"ksh")):
-                return "shell"
+        interp = _interpreter(path)
+        if interp and "python" in interp:
+            return "python"
+        if interp in SHELL_INTERPRETERS:
+            return "shell"
     return None
+
+
+def _interpreter(path: str) -> str | None:
+    """The interpreter a `#!` first line names (None: none, or unreadable)."""
+    from devlint.shell.options import shebang_interpreter
+
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(128)
+    except OSError:
+        return None
+    return shebang_interpreter(head) if head.startswith(b"#!") else None
+
+
+def _other_shell(path: str) -> bool:
+    """A zsh, ksh, csh or fish script (by its extension or `#!` line): no parser in devlint
+    (their quoting and indirection differ from bash's; devlint.shell.options)."""
+    return path.lower().endswith(OTHER_SHELL_SUFFIXES) or (
+        "." not in os.path.basename(path) and _interpreter(path) in OTHER_INTERPRETERS)
 
 
 def discover(paths, settings_for, force_exclude: bool = False, warn=None):
@@ -67,11 +84,11 @@ def discover(paths, settings_for, force_exclude: bool = False, warn=None):
             if force_exclude and is_excluded(settings_for(p), p):
                 continue
             _check_readable(p)
-            if p.lower().endswith(OTHER_SHELL_SUFFIXES):
+            if _other_shell(p):
                 # pre-commit's `shell` type passes these too: not an error (exit 2) for the
                 # hook, but never silent
-                (warn or _warn)(f"{p}: not linted: devlint parses bash and sh scripts; "
-                                f"{os.path.splitext(p)[1]} scripts have no parser here")
+                (warn or _warn)(f"{p}: not linted: devlint parses bash and sh scripts; zsh, "
+                                "ksh, csh and fish scripts have no parser here")
                 continue
             k = kind_of(p, explicit=True) or "python"
             real = os.path.realpath(p)

@@ -53,3 +53,23 @@ def test_a_named_script_without_a_parser_is_reported_not_skipped_silently(tmp_pa
     # such files), still with the warning
     p = run("run.zsh", cwd=tmp_path)
     assert p.returncode == 0 and "run.zsh: not linted" in p.stderr
+
+
+def test_a_script_is_linted_by_its_interpreter_the_same_way_everywhere(tmp_path):
+    """Discovery and the shell linter agree on which interpreters devlint parses: a `#!/bin/zsh`
+    script without an extension is not linted as bash (in a walk: not a candidate; named: a
+    warning), a `#!/bin/sh` one is."""
+    from devlint.shell import options
+
+    assert discovery.SHELL_INTERPRETERS == set(options._INTERPRETERS)
+    assert not discovery.SHELL_INTERPRETERS & discovery.OTHER_INTERPRETERS
+    (tmp_path / "launch_zsh").write_text("#!/usr/bin/env zsh\nCUDA_VISIBLE_DEVICES=0 python t.py\n")
+    (tmp_path / "launch_sh").write_text("#!/bin/sh\nCUDA_VISIBLE_DEVICES=0 python t.py\n")
+    kinds = {os.path.basename(c.path): c.kind
+             for c in discovery.discover([str(tmp_path)], lambda p: Settings())}
+    assert kinds == {"launch_sh": "shell"}
+    warned = []
+    named = [c.path for c in discovery.discover(
+        [str(tmp_path / "launch_zsh"), str(tmp_path / "launch_sh")], lambda p: Settings(),
+        warn=warned.append)]
+    assert named == [str(tmp_path / "launch_sh")] and "launch_zsh: not linted" in warned[0]
