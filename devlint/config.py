@@ -35,6 +35,7 @@ _KEYS = {
     "shell-device-type-var": ("shell_device_type_var", "identifier"),
     "shell-visibility-var": ("shell_visibility_var", "identifier"),
     "skip-cuda-only-paths": ("skip_cuda_only_paths", "bool"),
+    "line-length": ("line_length", "length"),
 }
 
 
@@ -133,6 +134,10 @@ def settings_from_table(table: dict, path: str, base: Settings | None = None) ->
                 parse_version(value)
             except ConfigError as e:
                 raise ConfigError(f"{path}: [tool.devlint] {key}: {e}") from None
+            changes[name] = value
+        elif kind == "length":
+            _expect(path, key, isinstance(value, int) and not isinstance(value, bool)
+                    and 0 < value <= 1000, f"a line length (1-1000), got {_toml_repr(value)}")
             changes[name] = value
         elif kind == "bool":
             _expect(path, key, isinstance(value, bool), f"true or false, got {_toml_repr(value)}")
