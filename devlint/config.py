@@ -215,6 +215,14 @@ def load_settings(path: str) -> Settings:
     return settings_from_table(table or {}, path)
 
 
+def _line_length_line(settings: Settings, path: str) -> str:
+    from devlint.line_length import line_length_for
+
+    ll = line_length_for(settings, path)
+    return (f"line-length = {ll.limit}" + ("" if settings.line_length is not None
+                                           else f"  # from {ll.source}"))
+
+
 def describe(settings: Settings, path: str) -> str:
     """The effective settings for `path`, as a `[tool.devlint]` table one can paste back
     (`devlint check --show-settings PATH`)."""
@@ -261,6 +269,7 @@ def describe(settings: Settings, path: str) -> str:
         f"shell-visibility-var = {_toml_repr(settings.shell_visibility_var)}",
         f"skip-cuda-only-paths = {_toml_repr(settings.skip_cuda_only_paths)}"
         "  # whole files CUDA-only by folder or name are skipped (--show-exempt lists them)",
+        _line_length_line(settings, path),
     ]
     for name, items in settings.profiles:
         lines.append(f"\n[tool.devlint.profiles.{_toml_key(name)}]")

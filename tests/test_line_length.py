@@ -84,3 +84,11 @@ def test_the_fix_names_the_long_lines_and_keeps_the_exit_code(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 79\n")
     (tmp_path / "a.py").write_text(SEED)
     assert "note" not in run("--fix", "-q", "a.py", cwd=tmp_path).stderr
+
+
+def test_show_settings_says_which_line_length_and_where_from(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    (tmp_path / "a.py").write_text(SEED)
+    p = run("--show-settings", "a.py", cwd=tmp_path)
+    assert "line-length = 100  # from " in p.stdout and "[tool.black] line-length" in p.stdout
