@@ -124,12 +124,18 @@ class CudaManualSeed(Rule):
                 redone = _finding(self, facts, call.func, call, entry, target_of(facts))
                 if redone.fix is not None:
                     first.fix, first.message = redone.fix, redone.message
-            for d, _, stmt in members[1:]:
-                d.fix = Fix(first.fix.applicability,
-                            "Remove it: the fix of the first CUDA seed call of this value "
-                            "here seeds " + ("every device" if _ALL in quals
-                                             else "the current device"),
-                            (_line_removal(facts, stmt),))
+            if len(members) == 1:
+                continue
+            # one fix for the group, whichever finding it is applied from (an editor's quick
+            # fix): removing a later seed alone would leave the first one CUDA-only
+            edits = tuple(first.fix.edits) + tuple(_line_removal(facts, st)
+                                                   for _, _, st in members[1:])
+            seeds = "every device" if _ALL in quals else "the current device"
+            first.fix = Fix(first.fix.applicability, first.fix.message + "; remove the "
+                            "other CUDA seed calls of this value here", edits)
+            for d, _, _ in members[1:]:
+                d.fix = Fix(first.fix.applicability, "Remove it: the first CUDA seed call of "
+                            "this value here, rewritten, seeds " + seeds, edits)
         yield from diags
 
 
