@@ -8,6 +8,7 @@ import click
 
 from devlint import __version__
 from devlint import cli_exempt as cx
+from devlint import cli_notes as cn
 
 SUBCOMMANDS = ("check", "rule", "verify", "init")
 # the reporters' names, kept here so that `--help` needs no reporter module
@@ -389,6 +390,7 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
         for code, msg in r.failures:
             click.echo(f"devlint: error: {r.path}: {code}: {msg}. This is a devlint bug; "
                        f"please report it.", err=True)
+    cn.write_fix_notes(results, quiet, mode == "diff")
     if output_file:
         out = open(output_file, "w", encoding="utf-8", newline="\n")
     else:

@@ -35,6 +35,7 @@ _KEYS = {
     "shell-device-type-var": ("shell_device_type_var", "identifier"),
     "shell-visibility-var": ("shell_visibility_var", "identifier"),
     "skip-cuda-only-paths": ("skip_cuda_only_paths", "bool"),
+    "line-length": ("line_length", "length"),
 }
 
 
@@ -134,6 +135,10 @@ def settings_from_table(table: dict, path: str, base: Settings | None = None) ->
             except ConfigError as e:
                 raise ConfigError(f"{path}: [tool.devlint] {key}: {e}") from None
             changes[name] = value
+        elif kind == "length":
+            _expect(path, key, isinstance(value, int) and not isinstance(value, bool)
+                    and 0 < value <= 1000, f"a line length (1-1000), got {_toml_repr(value)}")
+            changes[name] = value
         elif kind == "bool":
             _expect(path, key, isinstance(value, bool), f"true or false, got {_toml_repr(value)}")
             changes[name] = value
@@ -210,6 +215,14 @@ def load_settings(path: str) -> Settings:
     return settings_from_table(table or {}, path)
 
 
+def _line_length_line(settings: Settings, path: str) -> str:
+    from devlint.line_length import line_length_for
+
+    ll = line_length_for(settings, path)
+    return (f"line-length = {ll.limit}" + ("" if settings.line_length is not None
+                                           else f"  # from {ll.source}"))
+
+
 def describe(settings: Settings, path: str) -> str:
     """The effective settings for `path`, as a `[tool.devlint]` table one can paste back
     (`devlint check --show-settings PATH`)."""
@@ -256,6 +269,7 @@ def describe(settings: Settings, path: str) -> str:
         f"shell-visibility-var = {_toml_repr(settings.shell_visibility_var)}",
         f"skip-cuda-only-paths = {_toml_repr(settings.skip_cuda_only_paths)}"
         "  # whole files CUDA-only by folder or name are skipped (--show-exempt lists them)",
+        _line_length_line(settings, path),
     ]
     for name, items in settings.profiles:
         lines.append(f"\n[tool.devlint.profiles.{_toml_key(name)}]")

@@ -10,9 +10,12 @@ from dataclasses import dataclass
 
 from devlint.settings import is_excluded
 
-PY_SUFFIXES = (".py",)
+PY_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
 OTHER_SHELL_SUFFIXES = (".zsh", ".ksh", ".csh", ".tcsh", ".fish")
+# the `#!` interpreters of the scripts devlint parses (devlint.shell.options) and of the others
+SHELL_INTERPRETERS = frozenset({"bash", "sh", "dash", "ash"})
+OTHER_INTERPRETERS = frozenset({"zsh", "ksh", "mksh", "csh", "tcsh", "fish"})
 
 
 @dataclass(frozen=True)
@@ -34,24 +37,40 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
         return "shell"
     base = os.path.basename(path)
     if "." not in base or explicit:
-        try:
-            with open(path, "rb") as f:
-                head = f.readline(128)
-        except OSError:
-            return None
-        if head.startswith(b"#!"):
-            if b"python" in head:
-                return "python"
-            if any(sh in head for sh in (b"bash", b"/sh", b" sh", b"zsh", b"dash", b"ksh")):
-                return "shell"
+        interp = _interpreter(path)
+        if interp and "python" in interp:
+            return "python"
+        if interp in SHELL_INTERPRETERS:
+            return "shell"
     return None
 
 
-def discover(paths, settings_for, force_exclude: bool = False):
+def _interpreter(path: str) -> str | None:
+    """The interpreter a `#!` first line names (None: none, or unreadable)."""
+    from devlint.shell.options import shebang_interpreter
+
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(128)
+    except OSError:
+        return None
+    return shebang_interpreter(head) if head.startswith(b"#!") else None
+
+
+def _other_shell(path: str) -> bool:
+    """A zsh, ksh, csh or fish script (by its extension or `#!` line): no parser in devlint
+    (their quoting and indirection differ from bash's; devlint.shell.options)."""
+    return path.lower().endswith(OTHER_SHELL_SUFFIXES) or (
+        "." not in os.path.basename(path) and _interpreter(path) in OTHER_INTERPRETERS)
+
+
+def discover(paths, settings_for, force_exclude: bool = False, warn=None):
     """Yield Candidates, each file once: by its real path, so a symbolic link and the file it
     leads to (or two links to one file) are linted once. In a walk the file itself is kept
     over a link to it; across paths, the first name given. `settings_for(path)` gives the
-    settings governing a path."""
+    settings governing a path. A file named explicitly that devlint has no parser for (a zsh
+    script) is not linted, and `warn(message)` says so (default: a warning on stderr):
+    nothing named is skipped silently."""
     seen = set()
     for p in paths:
         if not os.path.lexists(p):
@@ -65,13 +84,23 @@ def discover(paths, settings_for, force_exclude: bool = False):
             if force_exclude and is_excluded(settings_for(p), p):
                 continue
             _check_readable(p)
-            if p.lower().endswith(OTHER_SHELL_SUFFIXES):
-                continue  # pre-commit's `shell` type passes these too; devlint has no parser
+            if _other_shell(p):
+                # pre-commit's `shell` type passes these too: not an error (exit 2) for the
+                # hook, but never silent
+                (warn or _warn)(f"{p}: not linted: devlint parses bash and sh scripts; zsh, "
+                                "ksh, csh and fish scripts have no parser here")
+                continue
             k = kind_of(p, explicit=True) or "python"
             real = os.path.realpath(p)
             if real not in seen:
                 seen.add(real)
                 yield Candidate(p, True, k)
+
+
+def _warn(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"devlint: warning: {message}\n")
 
 
 def _once(candidates):

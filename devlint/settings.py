@@ -50,6 +50,9 @@ class Settings:
     # whole files CUDA-only by their path (folder, name, a profile's platform folder, a vendor
     # family) are not reported; false: only their imports and CUDA runtime use count
     skip_cuda_only_paths: bool = True
+    # the line length a fixed line should keep (devlint.line_length); None: the project's
+    # formatter's (ruff, black), else 88
+    line_length: int | None = None
     # `--show-exempt` (command line only): also collect every candidate not reported
     show_exempt: bool = False
     # directory the relative globs of this config are anchored at

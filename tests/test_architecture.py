@@ -17,7 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "devlint"
 # A module belongs to the layer of its longest matching prefix.
 LAYERS = (
     ("base", ("devlint._version", "devlint.errors", "devlint.source", "devlint.diagnostics")),
-    ("configuration", ("devlint.settings", "devlint.profiles", "devlint.torch_floor")),
+    ("configuration", ("devlint.settings", "devlint.profiles", "devlint.torch_floor",
+                       "devlint.line_length")),
     ("evidence", ("devlint.evidence",)),
     ("analysis", ("devlint.analysis",)),
     ("rules", ("devlint.rules", "devlint.shell")),

@@ -290,6 +290,9 @@ EFFECTS = {
                              "MY_VIS"),
     "skip-cuda-only-paths": ("", "skip-cuda-only-paths = false", "cuda_utils.py", HARDCODED, (),
                              "DL103"),
+    # a note on stderr (the --diff output itself is the same)
+    "line-length": ("line-length = 200", "line-length = 20", "a.py",
+                    "import torch\ntorch.cuda.synchronize()\n", ("--diff",), "longer than 20"),
     "profiles": ('profile = "mine"\n[tool.devlint.profiles.mine]\n',
                  'profile = "mine"\n[tool.devlint.profiles.mine]\n'
                  'device = { expr = "my_device()", import = "from lib import my_device" }\n',
@@ -310,11 +313,11 @@ def test_every_documented_key_changes_what_devlint_does(tmp_path, key):
     outputs = []
     for body in (without, with_):
         (tmp_path / "pyproject.toml").write_text(f"[tool.devlint]\n{body}\n")
-        args = extra if "--output-format" in extra or key == "output-format" else (
+        args = extra if {"--output-format", "--diff"} & set(extra) or key == "output-format" else (
             "--output-format", "json")
         p = run("--no-cache", *args, ".", cwd=tmp_path)
         assert p.returncode in (0, 1), p.stderr
-        outputs.append(p.stdout)
+        outputs.append(p.stdout + (p.stderr if "--diff" in extra else ""))
     assert outputs[0] != outputs[1], key
     if shows is not None:
         assert shows in outputs[1] and shows not in outputs[0], outputs

@@ -43,7 +43,7 @@ def test_no_form_calls_current_accelerator_unchecked(target):
         assert ("check_available=True" in line) or ("is_available()" in line), line
 
 
-@pytest.mark.parametrize("target", ["1.13", "2.0", "2.5"])
+@pytest.mark.parametrize("target", ["1.0", "1.13", "2.0", "2.5"])
 def test_target_below_torch_accelerator_gets_no_accelerator_form(target):
     src = ('import torch\nx = torch.ones(2).to("cuda")\n' + FALLBACK.split("\n", 1)[1]
            + 'torch.distributed.init_process_group("nccl")\nwith torch.autocast("cuda"):\n'

@@ -37,7 +37,7 @@ REQUIRED_KEYS = {
     "reference",
     "note",
 }
-OPTIONAL_KEYS = {"until", "member", "cpu_value", "needs_accelerator"}
+OPTIONAL_KEYS = {"until", "member", "cpu_value", "needs_accelerator", "member_fallback"}
 RULES = {"DL401", "DL402", "DL403", "DL404"}
 KINDS = {"call", "class", "context", "attribute"}
 VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -94,6 +94,7 @@ def test_entry_keys_and_types(entry):
         # a device module's function: torch.get_device_module().<member>
         assert entry["replacement"] == "torch.get_device_module", entry["replacement"]
         assert entry["member"].isidentifier()
+        assert entry.get("member_fallback", "x").isidentifier()
         assert entry["kind"] == "call"
         # without an accelerator the form raises (torch.cpu lacks the member): it either asks
         # first (cpu_value) or the call has no meaning there (needs_accelerator)
@@ -323,6 +324,17 @@ def test_device_module_forms(entry, torch, installed):
     assert callable(getattr(torch.cuda, member))
     assert callable(getattr(torch.xpu, member))
     assert not hasattr(torch.cpu, member)
+    # DL404's seeds: every accelerator module torch ships has the member, or the fallback the
+    # form falls back to (torch.mps: manual_seed, no manual_seed_all). (DL401's memory forms
+    # are not on every backend: the table's DL401 header lists where each is missing.)
+    fallback = entry.get("member_fallback")
+    for backend in ("cuda", "xpu", "mps", "mtia") if entry["rule"] == "DL404" else ():
+        mod = getattr(torch, backend)
+        assert callable(getattr(mod, member, None)) or (
+            fallback and callable(getattr(mod, fallback, None))), (backend, member)
+    if fallback:
+        assert not hasattr(torch.mps, member) or hasattr(torch.mps, fallback)
+        assert not hasattr(torch.cpu, fallback)
     if torch.cuda.is_available():
         # on CUDA the form calls the very function the original called
         assert torch.get_device_module() is torch.cuda
@@ -498,12 +510,18 @@ def test_cuda_amp_equivalence(cuda):
 
 
 def test_cuda_manual_seed_reseeds_cpu_too(cuda):
-    """Why DL404 is unsafe: same CUDA numbers, different CPU numbers afterwards."""
+    """Why DL404's fix is the device module's seed, not torch.manual_seed: the same CUDA
+    numbers either way, but torch.manual_seed changes later CPU numbers."""
     torch = cuda
     torch.manual_seed(1)
     cpu_before = torch.get_rng_state()
     torch.cuda.manual_seed_all(0)
     via_cuda = torch.rand(4, device="cuda")
+    assert torch.equal(torch.get_rng_state(), cpu_before)
+    dm = torch.get_device_module()
+    assert dm is torch.cuda
+    getattr(dm, "manual_seed_all", dm.manual_seed)(0)  # DL404's form
+    assert torch.equal(torch.rand(4, device="cuda"), via_cuda)
     assert torch.equal(torch.get_rng_state(), cpu_before)
     torch.manual_seed(0)
     via_torch = torch.rand(4, device="cuda")

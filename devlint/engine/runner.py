@@ -48,6 +48,10 @@ class FileResult:
     # what devlint chose not to report (devlint.diagnostics.Exempt): the whole file when it is
     # CUDA-only, and with --show-exempt each candidate not reported
     exempt: list = field(default_factory=list)
+    # (row, length) of the fixed lines longer than the project's line length, and that length
+    # (devlint.line_length: devlint does not reformat, the command line says so)
+    long_lines: list = field(default_factory=list)
+    line_length: object = None
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -160,6 +164,11 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     res.exempt = out.get("exempt", [])
     if res.changed:
         res.new_bytes = src.to_bytes(new_text)
+        if kind == "python":
+            from devlint.line_length import line_length_for, long_fixed_lines
+
+            res.line_length = line_length_for(settings, path)
+            res.long_lines = long_fixed_lines(src.text, new_text, res.line_length.limit)
         if mode == "diff":
             res.diff = unified_diff(path, src.text, new_text)
     return res

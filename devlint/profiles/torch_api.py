@@ -26,12 +26,18 @@ class ApiEntry:
     member: str = ""  # call `<replacement>().<member>` (a device module's function)
     cpu_value: str = ""  # the fixed code's value where no accelerator is available
     needs_accelerator: bool = False  # meaningless without an accelerator (raises, like CUDA's)
+    member_fallback: str = ""  # the member to call on a backend module that lacks `member`
 
     def callee(self, torch_local: str = "torch") -> str:
         """The replacement as written in the fixed code, with the file's torch name."""
         repl = self.replacement
         if repl.startswith("torch."):
             repl = torch_local + repl[len("torch"):]
+        if self.member and self.member_fallback:
+            # `getattr(torch.get_device_module(), "manual_seed_all",
+            #          torch.get_device_module().manual_seed)`: torch.mps lacks the first
+            return (f'getattr({repl}(), "{self.member}", '
+                    f'{repl}().{self.member_fallback})')
         return f"{repl}().{self.member}" if self.member else repl
 
     def available_for(self, target: tuple[int, int]) -> bool:
@@ -63,7 +69,8 @@ def load_table() -> tuple[ApiEntry, ...]:
             args=e.get("args", "same"), reference=e.get("reference", ""), note=e.get("note", ""),
             member=e.get("member", ""),
             cpu_value=e.get("cpu_value", ""),
-            needs_accelerator=bool(e.get("needs_accelerator", False))))
+            needs_accelerator=bool(e.get("needs_accelerator", False)),
+            member_fallback=e.get("member_fallback", "")))
     return tuple(out)
 
 

@@ -315,6 +315,28 @@ print(torch.rand(2).tolist())
 torch.cuda.manual_seed_all(3)
 print(torch.initial_seed() >= 0)
 '''),
+    # the CPU stream must not change (torch.manual_seed would reseed it: the H200 showed it)
+    S("dl404-seed-between-cpu-draws", '''import torch
+torch.manual_seed(1)
+torch.cuda.manual_seed_all(7)
+a = torch.rand(2).tolist()
+torch.cuda.manual_seed(7)
+print(a, torch.rand(2).tolist())
+'''),
+    # the device's stream: seeded the same on a GPU
+    S("dl404-seed-device-draws", '''import torch
+torch.cuda.manual_seed(3)
+if torch.cuda.is_available():
+    print(torch.rand(2, device="cuda").tolist())
+torch.cuda.manual_seed_all(4)
+if torch.cuda.is_available():
+    print(torch.rand(2, device="cuda").tolist())
+print(torch.rand(2).tolist())
+'''),
+    S("dl404-seed-value", '''import torch
+g = torch.cuda.manual_seed(0)
+print(g is None, torch.rand(1).tolist())
+'''),
     # DL501 hardcoded-dist-backend: a one-process group
     S("dl501-init-process-group", '''import os
 import tempfile

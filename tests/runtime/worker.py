@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -20,11 +21,15 @@ import warnings
 LIMIT_S = 60
 
 
-def _child(source: str, wfd: int) -> None:
+def _child(source: str, wfd: int, workdir: str) -> None:
     out = io.StringIO()
     res = {"ok": True, "stdout": "", "error": ""}
     try:
-        os.chdir(tempfile.mkdtemp(prefix="devlint-rt-"))
+        # the parent made `workdir` and removes it, whatever happens here; the snippet's own
+        # temporary files (`tempfile.mkdtemp()`) go inside it too
+        os.chdir(workdir)
+        os.environ["TMPDIR"] = workdir
+        tempfile.tempdir = workdir
         # a one-process torch.distributed world for `init_process_group(...)` with env://
         for k, v in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"),
                      ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", str(20000 + os.getpid() % 20000))):
@@ -49,23 +54,29 @@ def _child(source: str, wfd: int) -> None:
     os._exit(0)
 
 
-def _start(source: str) -> tuple[int, int]:
+def _start(source: str) -> tuple[int, int, str]:
+    """(child pid, read end of its pipe, its working directory, made here: the parent
+    removes it in _finish, also when the child hit the time limit or crashed)."""
+    workdir = tempfile.mkdtemp(prefix="devlint-rt-")
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         signal.alarm(LIMIT_S)
-        _child(source, w)
+        _child(source, w, workdir)
     os.close(w)
-    return pid, r
+    return pid, r, workdir
 
 
-def _finish(pid: int, r: int, status=None) -> dict:
-    # the child writes a few kB at most, once, just before it exits: no pipe deadlock
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    if status is None:
-        _, status = os.waitpid(pid, 0)
+def _finish(pid: int, r: int, workdir: str, status=None) -> dict:
+    try:
+        # the child writes a few kB at most, once, just before it exits: no pipe deadlock
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        if status is None:
+            _, status = os.waitpid(pid, 0)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     if data:
         return json.loads(data)
     return {"ok": False, "stdout": "", "error": f"child died (status {status})"}
@@ -80,17 +91,28 @@ def run_all(items: list, jobs: int) -> list:
     results: dict = {}
     running: dict = {}
     todo = list(items)
-    while todo or running:
-        while todo and len(running) < jobs:
-            item = todo.pop(0)
-            pid, r = _start(item["source"])
-            running[pid] = (item["id"], r)
-        pid, status = os.wait()
-        if pid in running:
-            iid, r = running.pop(pid)
-            res = _finish(pid, r, status)
-            res["id"] = iid
-            results[iid] = res
+    try:
+        while todo or running:
+            while todo and len(running) < jobs:
+                item = todo.pop(0)
+                pid, r, workdir = _start(item["source"])
+                running[pid] = (item["id"], r, workdir)
+            pid, status = os.wait()
+            if pid in running:
+                iid, r, workdir = running.pop(pid)
+                res = _finish(pid, r, workdir, status)
+                res["id"] = iid
+                results[iid] = res
+    finally:
+        # interrupted (Ctrl-C, a crash here): stop the children, remove their directories
+        for pid, (_, r, workdir) in running.items():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            os.close(r)
+            shutil.rmtree(workdir, ignore_errors=True)
     return [results[i["id"]] for i in items]
 
 
