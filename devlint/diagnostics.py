@@ -49,13 +49,16 @@ class Diagnostic:
     # a use of a table API (`torch.cuda.X` with a same-call generic form): reported under CUDA
     # guards too, where the literal rules are not
     table_api: bool = False
+    # a notebook's finding: the cell's number (1-based, among all cells); `location` and
+    # `end_location` are then relative to the cell, as ruff reports them
+    cell: int | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
     def sort_key(self):
-        return (self.path, self.location, self.code)
+        return (self.path, self.cell or 0, self.location, self.code)
 
 
 # `Exempt.rules` of a whole-file entry: every rule, or the torch.cuda-API rules only (a

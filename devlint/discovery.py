@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 
 from devlint.settings import is_excluded
+from devlint.sources import kind_of_name
 
 PY_SUFFIXES = (".py",)
 SHELL_SUFFIXES = (".sh", ".bash")
@@ -19,7 +20,7 @@ OTHER_SHELL_SUFFIXES = (".zsh", ".ksh", ".csh", ".tcsh", ".fish")
 class Candidate:
     path: str
     explicit: bool
-    kind: str  # "python" | "shell"
+    kind: str  # "python" | "shell" | "notebook" | "ci-yaml" | "dockerfile"
 
 
 class PathError(Exception):
@@ -32,6 +33,9 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
         return "python"
     if low.endswith(SHELL_SUFFIXES):
         return "shell"
+    embedded = kind_of_name(path)
+    if embedded is not None:
+        return embedded  # a notebook, a CI workflow, a Dockerfile (devlint.sources)
     base = os.path.basename(path)
     if "." not in base or explicit:
         try:

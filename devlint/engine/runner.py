@@ -18,6 +18,7 @@ from devlint.engine.atomic import write_atomic
 from devlint.engine.interrupt import Interrupted, interruptible  # noqa: F401 (re-exported)
 from devlint.analysis.prefilter import may_have_findings
 from devlint.source import SourceFile
+from devlint.sources import EMBEDDED_KINDS
 
 SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool
 BYTES_PER_WORKER = 1 << 20  # source bytes to lint per extra worker process (start-up ~0.2 s)
@@ -99,6 +100,8 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     and the cache keeps what the file alone says). index: record what the project stage
     needs of the file (FileResult.facts) while its bytes are at hand."""
     res = FileResult(path)
+    if kind in EMBEDDED_KINDS:
+        return _process_embedded(res, kind, data, settings, mode, unsafe)
     if index and kind == "python" and mode == "check":
         from devlint.engine.project import worker_facts
 
@@ -162,6 +165,28 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
         res.new_bytes = src.to_bytes(new_text)
         if mode == "diff":
             res.diff = unified_diff(path, src.text, new_text)
+    return res
+
+
+def _process_embedded(res: FileResult, kind: str, data: bytes, settings, mode: str,
+                      unsafe: bool) -> FileResult:
+    """A notebook, CI workflow or Dockerfile: linted or fixed by devlint.sources."""
+    from devlint.sources import lint_or_fix
+
+    try:
+        src = SourceFile.from_bytes(data, lenient=kind == "dockerfile")
+    except (UnicodeDecodeError, LookupError) as e:
+        _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
+        return res
+    out = lint_or_fix(kind, res.path, src.text, settings, mode, unsafe)
+    res.diagnostics = out.diagnostics
+    res.failures = out.failures
+    if out.new_text is not None and out.new_text != src.text:
+        res.changed = True
+        res.applied = out.applied
+        res.new_bytes = src.to_bytes(out.new_text)
+        if mode == "diff":
+            res.diff = out.diff or unified_diff(res.path, src.text, out.new_text)
     return res
 
 

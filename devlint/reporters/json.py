@@ -21,6 +21,7 @@ def diagnostic_dict(d) -> dict:
     if d.code not in ("DL999", "DL000"):
         url = f"https://devlint.readthedocs.io/en/latest/rules/{d.code}/"
     return {
+        "cell": d.cell,
         "code": d.code,
         "name": d.name,
         "message": d.message,
