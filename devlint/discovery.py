@@ -36,6 +36,8 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
     embedded = kind_of_name(path)
     if embedded is not None:
         return embedded  # a notebook, a CI workflow, a Dockerfile (devlint.sources)
+    if explicit and low.endswith((".yml", ".yaml")):
+        return "ci-yaml"  # named on the command line: the CI system is read from its keys
     base = os.path.basename(path)
     if "." not in base or explicit:
         try:

@@ -23,6 +23,12 @@ def kind_of_name(path: str) -> str | None:
     low = base.lower()
     if low.endswith(".ipynb"):
         return "notebook"
+    from devlint.sources.names import ci_yaml_name, dockerfile_name
+
+    if dockerfile_name(base):
+        return "dockerfile"
+    if ci_yaml_name(path):
+        return "ci-yaml"
     return None
 
 
@@ -33,4 +39,12 @@ def lint_or_fix(kind: str, path: str, text: str, settings, mode: str, unsafe: bo
         from devlint.sources.notebook_run import run_notebook
 
         return run_notebook(path, text, settings, mode, unsafe)
+    if kind == "ci-yaml":
+        from devlint.sources.ci_yaml import run_ci_yaml
+
+        return run_ci_yaml(path, text, settings, mode, unsafe)
+    if kind == "dockerfile":
+        from devlint.sources.dockerfile import run_dockerfile
+
+        return run_dockerfile(path, text, settings, mode, unsafe)
     raise ValueError(f"unknown source kind {kind!r}")

@@ -36,6 +36,15 @@ class Region:
     pieces: list = field(default_factory=list)
     indent: str | None = None
     where: str = "this place"
+    # the script is a one-line YAML scalar: "plain", "'" or '"' (what an edit may not write)
+    quote: str | None = None
+    # the host does not hold the script verbatim: every finding points here, nothing is edited
+    anchor: int | None = None
+    # {placeholder: original} of the host's own expressions the shell never sees as written
+    # (`${{ matrix.gpu }}`: GitHub replaces it before the shell runs)
+    masked: dict = field(default_factory=dict)
+    # what to do instead, for a fix that is not applied here
+    advice: str = "write the command as a script or a block"
 
     def add(self, piece_text: str, host_start: int) -> None:
         start = len(self.text)
@@ -45,6 +54,21 @@ class Region:
     def synthetic(self, text: str) -> None:
         """Text the shell reads that the host does not hold (`export ` before `%env`'s pair)."""
         self.text += text
+
+    def mask(self, pattern) -> None:
+        """Replace each match of `pattern` (a compiled regex) in the script by a plain word of
+        the same length, so the shell parser reads it as the value it will be; edits get the
+        original text back."""
+        def word(m):
+            original = m.group(0)
+            tag = f"__DLX{len(self.masked)}"
+            if len(tag) + 1 > len(original):
+                return original
+            placeholder = tag.ljust(len(original), "_")
+            self.masked[placeholder] = original
+            return placeholder
+
+        self.text = pattern.sub(word, self.text)
 
     def _piece(self, v: int, prefer_next: bool = True):
         starts = [p[0] for p in self.pieces]
@@ -60,6 +84,8 @@ class Region:
         return None
 
     def host(self, v: int) -> int | None:
+        if self.anchor is not None:
+            return self.anchor
         i = self._piece(v)
         if i is None:
             return None
@@ -68,6 +94,8 @@ class Region:
 
     def host_edit(self, edit: Edit) -> Edit | None:
         """The edit on the host's text, or None where it cannot be made there."""
+        if self.anchor is not None or not self._quoting_allows(edit):
+            return None
         i, j = self._piece(edit.start), self._piece(edit.end)
         if i is None or j is None:
             return None
@@ -78,6 +106,8 @@ class Region:
             if any(self.pieces[k][1] != self.pieces[k + 1][0] for k in range(i, j)):
                 return None
         content = edit.content
+        for placeholder, original in self.masked.items():
+            content = content.replace(placeholder, original)
         if "\n" in content or "\r" in content:
             if self.indent is None:
                 return None
@@ -91,6 +121,28 @@ class Region:
                 out.append(pad + line)
             content = "\n".join(out)
         return Edit(self.host(edit.start), self.host(edit.end), content)
+
+
+    def _quoting_allows(self, edit: Edit) -> bool:
+        """Whether a one-line YAML scalar still reads as the same kind of scalar, with the
+        edit's text as its value, after the edit."""
+        c = edit.content
+        if self.quote is None:
+            return True
+        if "\n" in c or "\r" in c:
+            return False
+        if self.quote == "'":
+            return "'" not in c
+        if self.quote == '"':
+            return '"' not in c and "\\" not in c
+        first = self.pieces[0][0] if self.pieces else 0
+        last = self.pieces[-1][1] if self.pieces else 0
+        new = self.text[:edit.start] + c + self.text[edit.end:]
+        return not (": " in c or " #" in c or c.endswith(":") or new[:1] in _PLAIN_START
+                    or new != new.strip() or edit.start < first or edit.end > last)
+
+
+_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
 
 
 def shell_findings(region: Region, path: str, settings) -> list:
@@ -110,7 +162,7 @@ def shell_findings(region: Region, path: str, settings) -> list:
             if any(e is None for e in edits):
                 fix = Fix(Applicability.DISPLAY_ONLY,
                           f"{fix.message} (not applied in {region.where}: the fix needs lines "
-                          f"of its own there; write the command as a script or a block)", ())
+                          f"of its own there; {region.advice})", ())
             else:
                 fix = replace(fix, edits=tuple(edits))
         out.append(Diagnostic(d.code, d.name, d.message, path, start, end, fix))
