@@ -62,7 +62,6 @@ def _validator(kind: str, path: str):
 
         return lambda text: validate_shell(text, path)
     from devlint.engine.concrete import python_parses
-
     return lambda text: python_parses(text, path)
 
 
@@ -72,7 +71,8 @@ _codes_memo: dict = {}
 def _enabled_codes(settings, path: str):
     from devlint.rules.registry import enabled_codes
 
-    if getattr(settings, "per_file_ignores", None):
+    if getattr(settings, "per_file_ignores", None) or getattr(settings, "extend_per_file_ignores",
+                                                              None):
         return enabled_codes(settings, path)
     hit = _codes_memo.get(id(settings))
     if hit is None or hit[0] is not settings:
@@ -81,14 +81,16 @@ def _enabled_codes(settings, path: str):
 
 
 def _linter(kind: str, path: str, settings):
+    from devlint.rules.registry import drop_unfixable
+
     if kind == "shell":
         from devlint.shell import lint_shell_file
 
-        return lambda text: lint_shell_file(text, path, settings)
+        return lambda text: drop_unfixable(lint_shell_file(text, path, settings), settings)
     from devlint.engine.linter import lint_text
-
     codes = _enabled_codes(settings, path)
-    return lambda text, out=None: lint_text(path, text, settings, codes, out)
+    return lambda text, out=None: drop_unfixable(lint_text(path, text, settings, codes, out),
+                                                 settings)
 
 
 def process_source(path: str, kind: str, data: bytes, settings, mode: str,
@@ -179,8 +181,7 @@ def _process_embedded(res: FileResult, kind: str, data: bytes, settings, mode: s
         _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
         return res
     out = lint_or_fix(kind, res.path, src.text, settings, mode, unsafe)
-    res.diagnostics = out.diagnostics
-    res.failures = out.failures
+    res.diagnostics, res.failures = out.diagnostics, out.failures
     if out.new_text is not None and out.new_text != src.text:
         res.changed = True
         res.applied = out.applied

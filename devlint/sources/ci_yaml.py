@@ -286,7 +286,9 @@ def run_ci_yaml(path: str, text: str, settings, mode: str, unsafe: bool) -> Outc
 
         locate(diags, Locator(t))
         diags.sort(key=lambda d: (d.start, d.code))
-        return diags
+        from devlint.rules.registry import drop_unfixable
+
+        return drop_unfixable(diags, settings)
 
     if mode == "check":
         return Outcome(lint(text))

@@ -158,7 +158,9 @@ def run_dockerfile(path: str, text: str, settings, mode: str, unsafe: bool) -> O
                 diags += shell_findings(reg, path, settings)
         locate(diags, Locator(t))
         diags.sort(key=lambda d: (d.start, d.code))
-        return diags
+        from devlint.rules.registry import drop_unfixable
+
+        return drop_unfixable(diags, settings)
 
     if mode == "check":
         return Outcome(lint(text))

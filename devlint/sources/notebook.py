@@ -311,7 +311,9 @@ def lint_document(nb: Notebook, document: str, path: str, settings, codes=None):
                     diags += shell_findings(reg, path, settings)
     locate_in_cells(nb, document, diags, starts)
     diags.sort(key=lambda d: (d.start, d.code))
-    return diags
+    from devlint.rules.registry import drop_unfixable
+
+    return drop_unfixable(diags, settings)
 
 
 def _shift(reg: Region, by: int) -> None:
