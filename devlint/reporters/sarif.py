@@ -15,7 +15,6 @@ from devlint.reporters import (
 )
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://devlint.readthedocs.io/"
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "devlint/v1"
 # findings the engine itself reports (no rule class)
@@ -92,6 +91,7 @@ def fingerprints(diagnostics, ctx) -> list:
 
 def sarif_log(diagnostics, ctx=None) -> dict:
     from devlint._version import __version__
+    from devlint.diagnostics import docs_url
 
     rules = [_rule_descriptor(r) for r in documented_rules()]
     codes = {d.code for d in diagnostics}
@@ -129,7 +129,7 @@ def sarif_log(diagnostics, ctx=None) -> dict:
                 "name": "devlint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
+                "informationUri": docs_url(),
                 "rules": rules,
             }},
             "originalUriBaseIds": {SRCROOT: {"uri": root}},
