@@ -327,8 +327,11 @@ class ChangedLines:
         """Keep, of each result, the findings on changed lines (DL902, about the whole file,
         always) and the exempt candidates there (`--show-exempt`; whole-file entries stay)."""
         for r in results:
+            # a notebook's rows count within its cells, not in the JSON git diffs: its
+            # findings stay when the notebook changed at all
             r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
-                             or self.covers(d.path, d.location[0], d.end_location[0])]
+                             or (self.touches(d.path) if d.cell else
+                                 self.covers(d.path, d.location[0], d.end_location[0]))]
             r.exempt = [e for e in r.exempt if e.whole_file
                         or self.covers(e.path, e.location[0], e.end_location[0])]
 

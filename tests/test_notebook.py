@@ -212,3 +212,16 @@ def test_startup_does_not_import_the_notebook_reader():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert out.stdout.strip() == "False"
+
+
+def test_since_keeps_the_findings_of_a_changed_notebook_only(tmp_path):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    _notebook(tmp_path / "old.ipynb", ['x.to("cuda")'])
+    _notebook(tmp_path / "new.ipynb", ["import torch"])
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *cmd], cwd=tmp_path, env=env, check=True)
+    _notebook(tmp_path / "new.ipynb", ["import torch", "y = torch.ones(1).cuda()"])
+    r = _devlint("check", "--no-cache", "--since", "HEAD", ".", cwd=tmp_path)
+    assert [line.split(": ")[0] for line in r.stdout.splitlines() if ".ipynb" in line] == [
+        "new.ipynb:cell 2:1:19"]
