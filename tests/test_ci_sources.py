@@ -243,3 +243,13 @@ def test_startup_imports_no_parser():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert out.stdout.strip() == "[]"
+
+
+def test_gitlab_reference_tags_are_not_scripts(tmp_path):
+    (tmp_path / ".gitlab-ci.yml").write_text(
+        ".setup:\n  script:\n    - echo CUDA_VISIBLE_DEVICES is printed, not set\n"
+        "test:\n  script:\n    - !reference [.setup, CUDA_VISIBLE_DEVICES]\n"
+        "    - CUDA_VISIBLE_DEVICES=0 pytest\n")
+    r = _devlint("check", "--no-cache", ".gitlab-ci.yml", cwd=tmp_path)
+    assert [line.split(" ")[0] for line in _lines(r.stdout, ".gitlab-ci.yml")] == [
+        ".gitlab-ci.yml:7:7:"]

@@ -61,14 +61,19 @@ def _scalar(node) -> str | None:
     return node.value if node is not None and _kind(node) == "ScalarNode" else None
 
 
+def _local_tag(node) -> bool:
+    """A tag of the application's own (GitLab's `!reference [.job, script]`): not a script."""
+    tag = getattr(node, "tag", None)
+    tag = str(getattr(tag, "value", tag) or "")
+    return tag.startswith("!") and not tag.startswith("!!")
+
+
 def _scalars(node):
     """A scalar, or every scalar of a (nested) sequence of them."""
-    if node is None:
+    if node is None or _local_tag(node):
         return
     if _kind(node) == "ScalarNode":
-        if node.tag is None or not str(getattr(node.tag, "value", node.tag) or "").startswith(
-                "!") or str(getattr(node.tag, "value", node.tag)).startswith("tag:yaml.org"):
-            yield node
+        yield node
     elif _kind(node) == "SequenceNode":
         for item in node.value:
             yield from _scalars(item)
