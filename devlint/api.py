@@ -52,8 +52,11 @@ def settings_for(path: str, config: str | None = None) -> Settings:
 
 def kind_of_path(path: str) -> str:
     from devlint.discovery import SHELL_SUFFIXES
+    from devlint.sources import kind_of_name
 
-    return "shell" if path.lower().endswith(SHELL_SUFFIXES) else "python"
+    if path.lower().endswith(SHELL_SUFFIXES):
+        return "shell"
+    return kind_of_name(path) or "python"
 
 
 def _to_bytes(text: str) -> bytes:
@@ -122,6 +125,8 @@ def noqa_source(text: str, diagnostics, path: str = "<string>", settings: Settin
 
     kind = kind or kind_of_path(path)
     settings = settings or Settings()
+    if kind not in ("python", "shell"):
+        return text, 0  # a notebook, CI workflow or Dockerfile: not written into yet
     eligible = [d for d in diagnostics if d.code not in NOT_NOQA_ABLE]
     new_text, added = add_noqa(text, eligible, python=kind == "python")
     if not added:

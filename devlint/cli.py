@@ -374,7 +374,7 @@ def _finish(results, fmt, unsafe, mode, statistics, exit_zero, exit_non_zero_on_
     from devlint.reporters.context import ReportContext
 
     diagnostics = [d for r in results for d in r.diagnostics]
-    diagnostics.sort(key=lambda d: (d.path, d.location, d.code))
+    diagnostics.sort(key=lambda d: d.sort_key())
     fixed = sum(r.applied for r in results)
     failed = False
     for r in results:

@@ -49,13 +49,16 @@ class Diagnostic:
     # a use of a table API (`torch.cuda.X` with a same-call generic form): reported under CUDA
     # guards too, where the literal rules are not
     table_api: bool = False
+    # a notebook's finding: the cell's number (1-based, among all cells); `location` and
+    # `end_location` are then relative to the cell, as ruff reports them
+    cell: int | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
     def sort_key(self):
-        return (self.path, self.location, self.code)
+        return (self.path, self.cell or 0, self.location, self.code)
 
 
 # `Exempt.rules` of a whole-file entry: every rule, or the torch.cuda-API rules only (a
@@ -105,3 +108,41 @@ def exempt_from_reason(reason, code: str | None, name: str, path: str, start: in
     return Exempt(code, name, path, start, end, getattr(reason, "principle", None) or "exempt",
                   str.__str__(reason), "" if rpath == path else rpath,
                   getattr(reason, "line", None), rules)
+
+
+# The documentation site built from docs/ (mkdocs.yml); a rule's page is `rules/<CODE>/`.
+DEFAULT_DOCS_URL = "https://devlint.readthedocs.io/en/latest/"
+
+
+def docs_url() -> str:
+    """The documentation's root URL, ending in `/`: $DEVLINT_DOCS_URL (a mirror, a docs site of
+    one's own), else the `Documentation` project URL of the installed distribution
+    (`[project.urls]` in pyproject.toml), else DEFAULT_DOCS_URL."""
+    import os
+
+    url = os.environ.get("DEVLINT_DOCS_URL") or _metadata_docs_url() or DEFAULT_DOCS_URL
+    return url if url.endswith("/") else url + "/"
+
+
+_metadata_url: list = []
+
+
+def _metadata_docs_url() -> str | None:
+    if not _metadata_url:
+        found = None
+        try:
+            from importlib.metadata import PackageNotFoundError, metadata
+
+            for entry in metadata("devlint").get_all("Project-URL") or ():
+                label, _, url = entry.partition(",")
+                if label.strip().lower() in ("documentation", "docs"):
+                    found = url.strip()
+        except (ImportError, PackageNotFoundError):
+            pass
+        _metadata_url.append(found)
+    return _metadata_url[0]
+
+
+def rule_url(code: str) -> str:
+    """The page of a rule in the documentation (docs/rules/<CODE>.md, built by mkdocs)."""
+    return f"{docs_url()}rules/{code}/"

@@ -9,6 +9,7 @@ import subprocess
 from dataclasses import dataclass
 
 from devlint.settings import is_excluded
+from devlint.sources import kind_of_name
 
 PY_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
@@ -22,7 +23,7 @@ OTHER_INTERPRETERS = frozenset({"zsh", "ksh", "mksh", "csh", "tcsh", "fish"})
 class Candidate:
     path: str
     explicit: bool
-    kind: str  # "python" | "shell"
+    kind: str  # "python" | "shell" | "notebook" | "ci-yaml" | "dockerfile"
 
 
 class PathError(Exception):
@@ -35,6 +36,11 @@ def kind_of(path: str, explicit: bool = False) -> str | None:
         return "python"
     if low.endswith(SHELL_SUFFIXES):
         return "shell"
+    embedded = kind_of_name(path)
+    if embedded is not None:
+        return embedded  # a notebook, a CI workflow, a Dockerfile (devlint.sources)
+    if explicit and low.endswith((".yml", ".yaml")):
+        return "ci-yaml"  # named on the command line: the CI system is read from its keys
     base = os.path.basename(path)
     if "." not in base or explicit:
         interp = _interpreter(path)
@@ -350,8 +356,11 @@ class ChangedLines:
         """Keep, of each result, the findings on changed lines (DL902, about the whole file,
         always) and the exempt candidates there (`--show-exempt`; whole-file entries stay)."""
         for r in results:
+            # a notebook's rows count within its cells, not in the JSON git diffs: its
+            # findings stay when the notebook changed at all
             r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
-                             or self.covers(d.path, d.location[0], d.end_location[0])]
+                             or (self.touches(d.path) if d.cell else
+                                 self.covers(d.path, d.location[0], d.end_location[0]))]
             r.exempt = [e for e in r.exempt if e.whole_file
                         or self.covers(e.path, e.location[0], e.end_location[0])]
 

@@ -33,6 +33,12 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # added to per-file-ignores (ruff's name: keeps a shared per-file-ignores table and adds)
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the rules whose fixes may be offered and applied: fixable minus unfixable (a more
+    # specific selector wins, as in select/ignore); the others are reported without a fix
+    fixable: tuple[str, ...] = ("ALL",)
+    unfixable: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     profile: str = "auto"
@@ -64,6 +70,9 @@ class Settings:
                     self.profile, self.target_torch, self.declared_torch,
                     self.profiles,
                     self.shell_device_type_var, self.shell_visibility_var))
+        # only when not the defaults: the cache of plain runs keeps its key
+        if self.extend_per_file_ignores or self.fixable != ("ALL",) or self.unfixable:
+            key += repr((self.extend_per_file_ignores, self.fixable, self.unfixable))
         # only when not the default: the cache of plain runs keeps its key
         if not self.skip_cuda_only_paths:
             key += " no-skip-cuda-only-paths"
@@ -135,7 +144,7 @@ def is_excluded(settings: Settings, path: str) -> bool:
 
 def ignored_codes_for(settings: Settings, path: str) -> tuple[str, ...]:
     out: list[str] = []
-    for glob, codes in settings.per_file_ignores:
+    for glob, codes in settings.per_file_ignores + settings.extend_per_file_ignores:
         if matches_glob(settings, path, glob):
             out.extend(codes)
     return tuple(out)

@@ -22,7 +22,7 @@ LAYERS = (
     ("evidence", ("devlint.evidence",)),
     ("analysis", ("devlint.analysis",)),
     ("rules", ("devlint.rules", "devlint.shell")),
-    ("engine", ("devlint.engine", "devlint.discovery")),
+    ("engine", ("devlint.engine", "devlint.discovery", "devlint.sources")),
     ("reporters", ("devlint.reporters",)),
     ("api", ("devlint.api", "devlint.config")),
     ("cli", ("devlint.cli", "devlint.__main__", "devlint")),

@@ -57,8 +57,10 @@ def test_json_schema(proj):
     data = json.loads(p.stdout)
     assert [d["code"] for d in data] == ["DL103", "DL401"]
     d = data[0]
-    assert set(d) == {"code", "name", "message", "filename", "location", "end_location", "fix",
-                      "noqa_row", "url"}
+    # ruff's keys, `cell` included (a notebook's cell number, null elsewhere)
+    assert set(d) == {"cell", "code", "name", "message", "filename", "location", "end_location",
+                      "fix", "noqa_row", "url"}
+    assert d["cell"] is None
     assert d["name"] == "device-literal-argument"
     assert d["location"] == {"row": 3, "column": 27}
     assert d["end_location"] == {"row": 3, "column": 33}

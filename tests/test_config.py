@@ -275,6 +275,14 @@ EFFECTS = {
     "ignore": ("", 'ignore = ["DL103"]', "a.py", HARDCODED, (), None),
     "per-file-ignores": ("", 'per-file-ignores = { "a.py" = ["DL103"] }', "a.py", HARDCODED,
                          (), None),
+    "extend-per-file-ignores": ('per-file-ignores = { "b.py" = ["ALL"] }',
+                                'per-file-ignores = { "b.py" = ["ALL"] }\n'
+                                'extend-per-file-ignores = { "a.py" = ["DL103"] }', "a.py",
+                                HARDCODED, (), None),
+    # the finding stays, its fix goes (ruff's fixable / unfixable)
+    "fixable": ("", 'fixable = ["DL4"]', "a.py", HARDCODED, (), '"fix": null'),
+    "unfixable": ("", 'unfixable = ["device-literal-argument"]', "a.py", HARDCODED, (),
+                  '"fix": null'),
     "exclude": ("", 'exclude = ["a.py"]', "a.py", HARDCODED, (), None),
     "extend-exclude": ("", 'extend-exclude = ["a.py"]', "a.py", HARDCODED, (), None),
     "profile": ("", 'profile = "vllm"', "a.py", HARDCODED, (), "current_platform"),

@@ -136,3 +136,29 @@ def test_sample_project_reports_only_the_expected_findings(tmp_path, hook_repo,
     reported = {(line.split(":")[0], int(line.split(":")[1]), line.split(": ")[1].split()[0])
                 for line in p.stdout.splitlines() if ": DL" in line}
     assert reported == EXPECTED
+
+
+def test_notebooks_dockerfiles_and_ci_workflows_are_checked(tmp_path, hook_repo,
+                                                            pre_commit_home):
+    """The `devlint` hook takes notebooks and Dockerfiles; `devlint-ci-yaml` the workflows
+    (and no other YAML: the config file itself is not handed to it)."""
+    import nbformat
+
+    uri, rev = hook_repo
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        _config(uri, rev) + "      - id: devlint-ci-yaml\n")
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x.to("cuda")')]),
+                   str(tmp_path / "nb.ipynb"))
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12\nENV CUDA_VISIBLE_DEVICES=0\n")
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(
+        "jobs:\n  t:\n    steps:\n      - run: CUDA_VISIBLE_DEVICES=0 pytest\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    git(tmp_path, "add", ".")
+    p = pre_commit(tmp_path, pre_commit_home, "run")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "nb.ipynb:cell 1:1:6: DL101" in p.stdout
+    assert "Dockerfile:2:5: DL302" in p.stdout
+    assert ".github/workflows/ci.yml:4:14: DL302" in p.stdout
+    assert "mkdocs.yml" not in p.stdout

@@ -18,6 +18,7 @@ from devlint.engine.atomic import write_atomic
 from devlint.engine.interrupt import Interrupted, interruptible  # noqa: F401 (re-exported)
 from devlint.analysis.prefilter import may_have_findings
 from devlint.source import SourceFile
+from devlint.sources import EMBEDDED_KINDS
 
 SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool
 BYTES_PER_WORKER = 1 << 20  # source bytes to lint per extra worker process (start-up ~0.2 s)
@@ -65,7 +66,6 @@ def _validator(kind: str, path: str):
 
         return lambda text: validate_shell(text, path)
     from devlint.engine.concrete import python_parses
-
     return lambda text: python_parses(text, path)
 
 
@@ -75,7 +75,8 @@ _codes_memo: dict = {}
 def _enabled_codes(settings, path: str):
     from devlint.rules.registry import enabled_codes
 
-    if getattr(settings, "per_file_ignores", None):
+    if getattr(settings, "per_file_ignores", None) or getattr(settings, "extend_per_file_ignores",
+                                                              None):
         return enabled_codes(settings, path)
     hit = _codes_memo.get(id(settings))
     if hit is None or hit[0] is not settings:
@@ -84,14 +85,16 @@ def _enabled_codes(settings, path: str):
 
 
 def _linter(kind: str, path: str, settings):
+    from devlint.rules.registry import drop_unfixable
+
     if kind == "shell":
         from devlint.shell import lint_shell_file
 
-        return lambda text: lint_shell_file(text, path, settings)
+        return lambda text: drop_unfixable(lint_shell_file(text, path, settings), settings)
     from devlint.engine.linter import lint_text
-
     codes = _enabled_codes(settings, path)
-    return lambda text, out=None: lint_text(path, text, settings, codes, out)
+    return lambda text, out=None: drop_unfixable(lint_text(path, text, settings, codes, out),
+                                                 settings)
 
 
 def process_source(path: str, kind: str, data: bytes, settings, mode: str,
@@ -103,6 +106,8 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     and the cache keeps what the file alone says). index: record what the project stage
     needs of the file (FileResult.facts) while its bytes are at hand."""
     res = FileResult(path)
+    if kind in EMBEDDED_KINDS:
+        return _process_embedded(res, kind, data, settings, mode, unsafe)
     if index and kind == "python" and mode == "check":
         from devlint.engine.project import worker_facts
 
@@ -171,6 +176,27 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             res.long_lines = long_fixed_lines(src.text, new_text, res.line_length.limit)
         if mode == "diff":
             res.diff = unified_diff(path, src.text, new_text)
+    return res
+
+
+def _process_embedded(res: FileResult, kind: str, data: bytes, settings, mode: str,
+                      unsafe: bool) -> FileResult:
+    """A notebook, CI workflow or Dockerfile: linted or fixed by devlint.sources."""
+    from devlint.sources import lint_or_fix
+
+    try:
+        src = SourceFile.from_bytes(data, lenient=kind == "dockerfile")
+    except (UnicodeDecodeError, LookupError) as e:
+        _unreadable(res, kind, settings, f"cannot decode: {e}", data, e)
+        return res
+    out = lint_or_fix(kind, res.path, src.text, settings, mode, unsafe)
+    res.diagnostics, res.failures = out.diagnostics, out.failures
+    if out.new_text is not None and out.new_text != src.text:
+        res.changed = True
+        res.applied = out.applied
+        res.new_bytes = src.to_bytes(out.new_text)
+        if mode == "diff":
+            res.diff = out.diff or unified_diff(res.path, src.text, out.new_text)
     return res
 
 

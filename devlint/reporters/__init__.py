@@ -30,9 +30,31 @@ def relative_path(path: str) -> str:
     return rel.replace(os.sep, "/")
 
 
+def cell_prefix(d) -> str:
+    """`cell 3:` before a notebook finding's row (ruff's `nb.ipynb:cell 3:2:5`), else ""."""
+    return f"cell {d.cell}:" if getattr(d, "cell", None) else ""
+
+
+def file_position(d) -> tuple:
+    """((row, col), (end row, end col)) in the file itself, for the formats whose viewers open
+    the file (GitHub, GitLab, SARIF, JUnit): a notebook's finding has none there (its rows
+    count within a cell of the JSON), so it points at the file's start, as ruff does, and the
+    message names the cell (`place_note`)."""
+    if getattr(d, "cell", None):
+        return (1, 1), (1, 1)
+    return d.location, d.end_location
+
+
+def place_note(d) -> str:
+    """`cell 3:2:5: ` before the message of a notebook finding in the file-position formats."""
+    if getattr(d, "cell", None):
+        return f"cell {d.cell}:{d.location[0]}:{d.location[1]}: "
+    return ""
+
+
 def flagged_text(d, ctx) -> str:
     """The source text a diagnostic points at (from its rows and columns)."""
-    lines = ctx.source_lines(d.path)
+    lines = ctx.source_lines(d.path, getattr(d, "cell", None))
     (r1, c1), (r2, c2) = d.location, d.end_location
     if not lines or r1 < 1 or r1 > len(lines):
         return ""

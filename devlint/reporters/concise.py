@@ -14,8 +14,10 @@ def marker(d, unsafe: bool) -> str:
 
 
 def header(d, unsafe: bool) -> str:
+    from devlint.reporters import cell_prefix
+
     row, col = d.location
-    return f"{d.path}:{row}:{col}: {d.code} {marker(d, unsafe)}{d.message}\n"
+    return f"{d.path}:{cell_prefix(d)}{row}:{col}: {d.code} {marker(d, unsafe)}{d.message}\n"
 
 
 def report(diagnostics, out, ctx) -> None:

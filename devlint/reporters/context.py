@@ -36,21 +36,36 @@ class ReportContext:
             self._texts[path] = text
         return text
 
-    def source_lines(self, path: str) -> list[str]:
-        if path not in self._lines:
+    def cell_text(self, path: str, cell: int) -> str:
+        """The source of a notebook's cell (1-based among all cells), or ""."""
+        from devlint.sources.notebook import Notebook, NotebookError
+
+        try:
+            nb = Notebook.parse(self.source_text(path))
+        except NotebookError:
+            return ""
+        for k, i in enumerate(nb.code_cells):
+            if i + 1 == cell:
+                return nb.sources[k]
+        return ""
+
+    def source_lines(self, path: str, cell: int | None = None) -> list[str]:
+        key = path if cell is None else (path, cell)
+        if key not in self._lines:
             from devlint.source import Locator
 
-            loc = Locator(self.source_text(path))
+            text = self.source_text(path) if cell is None else self.cell_text(path, cell)
+            loc = Locator(text)
             lines = [loc.line(r) for r in range(1, loc.line_count + 1)]
             if len(lines) > 1 and lines[-1] == "":
                 lines.pop()  # the "line" after the final newline
-            self._lines[path] = lines
-        return self._lines[path]
+            self._lines[key] = lines
+        return self._lines[key]
 
     def fix_preview(self, d) -> str:
         """The fix of `d` alone as unified-diff hunks (no file headers), or ""."""
-        if not d.fix or not d.fix.edits:
-            return ""
+        if not d.fix or not d.fix.edits or getattr(d, "cell", None):
+            return ""  # (a notebook's edits count in its document, not in the file)
         text = self.source_text(d.path)
         if not text:
             return ""

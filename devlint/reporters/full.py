@@ -23,7 +23,7 @@ def report(diagnostics, out, ctx) -> None:
     for d in diagnostics:
         row, col = d.location
         out.write(header(d, ctx.unsafe))
-        lines = ctx.source_lines(d.path)
+        lines = ctx.source_lines(d.path, d.cell)
         if lines and 1 <= row <= len(lines):
             first, last = max(1, row - CONTEXT), min(len(lines), row + CONTEXT)
             width = len(str(last))

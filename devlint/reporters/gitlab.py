@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from devlint.reporters import flagged_text, relative_path
+from devlint.reporters import file_position, flagged_text, place_note, relative_path
 
 
 def fingerprint(path: str, code: str, text: str, occurrence: int) -> str:
@@ -23,21 +23,23 @@ def report(diagnostics, out, ctx) -> None:
     for d in diagnostics:
         path = relative_path(d.path)
         text = flagged_text(d, ctx)
-        key = (path, d.code, text)
+        key = (path, d.cell, d.code, text)
         occurrence = seen[key] = seen.get(key, -1) + 1
+        (row, col), (end_row, end_col) = file_position(d)
         issues.append({
             "type": "issue",
             "check_name": d.code,
-            "description": f"{d.code} {d.message}",
+            "description": f"{place_note(d)}{d.code} {d.message}",
             "categories": ["Compatibility"],
             "severity": "major",
-            "fingerprint": fingerprint(path, d.code, text, occurrence),
+            "fingerprint": fingerprint(path + (f":cell {d.cell}" if d.cell else ""), d.code,
+                                       text, occurrence),
             "location": {
                 "path": path,
-                "lines": {"begin": d.location[0], "end": d.end_location[0]},
+                "lines": {"begin": row, "end": end_row},
                 "positions": {
-                    "begin": {"line": d.location[0], "column": d.location[1]},
-                    "end": {"line": d.end_location[0], "column": d.end_location[1]},
+                    "begin": {"line": row, "column": col},
+                    "end": {"line": end_row, "column": end_col},
                 },
             },
         })

@@ -19,8 +19,11 @@ def diagnostic_dict(d) -> dict:
         }
     url = None
     if d.code not in ("DL999", "DL000"):
-        url = f"https://devlint.readthedocs.io/en/latest/rules/{d.code}/"
+        from devlint.diagnostics import rule_url
+
+        url = rule_url(d.code)
     return {
+        "cell": d.cell,
         "code": d.code,
         "name": d.name,
         "message": d.message,

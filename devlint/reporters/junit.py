@@ -4,7 +4,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from itertools import groupby
 
-from devlint.reporters import relative_path
+from devlint.reporters import cell_prefix, relative_path
 
 
 def report(diagnostics, out, ctx) -> None:
@@ -22,9 +22,10 @@ def report(diagnostics, out, ctx) -> None:
         for d in group:
             row, col = d.location
             case = ET.SubElement(suite, "testcase", name=f"org.devlint.{d.code}",
-                                 classname=rel, file=rel, line=str(row))
+                                 classname=rel, file=rel, line=str(1 if d.cell else row))
             failure = ET.SubElement(case, "failure", message=d.message, type=d.code)
-            failure.text = f"line {row}, col {col}, {d.code} {d.message}"
+            where = f"{cell_prefix(d).replace(':', ', ')}line {row}, col {col}"
+            failure.text = f"{where}, {d.code} {d.message}"
     ET.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(root, encoding="unicode"))

@@ -62,7 +62,9 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return f"https://devlint.readthedocs.io/en/latest/rules/{cls.code}/"
+        from devlint.diagnostics import rule_url
+
+        return rule_url(cls.code)
 
     def diagnostic(self, facts: "FileFacts", node_or_span, message: str, fix=None) -> "Diagnostic":
         from devlint.diagnostics import Diagnostic

@@ -35,7 +35,15 @@ Flags `CUDA_VISIBLE_DEVICES` (and `HIP_VISIBLE_DEVICES` set on its own) in shell
 assignments, reads (`$CUDA_VISIBLE_DEVICES`, `${CUDA_VISIBLE_DEVICES:-0}`), `env NAME=...`
 arguments, and the name inside text that is later run as shell code: strings passed to `eval`
 or `bash -c`, variables whose value reaches `eval` (`BASE_CMD="CUDA_VISIBLE_DEVICES=$GPU vllm
-serve ..."` then `eval "$BASE_CMD &"`), and here-documents fed to `bash`/`sh`.
+serve ..."` then `eval "$BASE_CMD &"`), and here-documents fed to `bash`/`sh`. Also the
+name handed to a launcher that sets it for the program it starts: Slurm's
+`srun --export=ALL,CUDA_VISIBLE_DEVICES=0` (`sbatch`, `salloc`), and
+`docker run -e CUDA_VISIBLE_DEVICES=0` (`podman`, `nerdctl`; `run`, `create`, `exec`;
+`apptainer`/`singularity --env`), fixed to `--export=ALL,"$DEVICE_VISIBILITY_ENV"=0`.
+
+The same rule reads the shell inside other files: a notebook's `!` lines and `%%bash` cells,
+GitHub Actions `run:`, GitLab CI `script:`, Buildkite `command:`, and Dockerfiles' `RUN`,
+`CMD`, `ENTRYPOINT`, heredocs and `ENV` (docs/notebooks.md, docs/ci-files.md).
 
 A selector is not a finding: an assignment whose value is a visibility variable's name
 (`DEVICE_VISIBILITY_ENV=CUDA_VISIBLE_DEVICES` in an `if` or `case` arm), nor is the name in a
@@ -127,6 +135,8 @@ VALID = [
     ("run.sh", "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0 python3 x.py  # noqa: DL302\n"),
     ("run.sh", "#!/bin/bash\n# devlint: file-ignore[DL3]\nexport CUDA_VISIBLE_DEVICES=0\n"),
     ("run.sh", "#!/bin/bash\nRAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1 ray start\n"),
+    ("run.sh", "#!/bin/bash\nsrun --export=ALL,HF_HOME=/data python3 x.py\n"
+               "docker run --rm -e HF_TOKEN img\ndocker build -t img .\n"),
 ]
 
 INVALID = [
@@ -147,6 +157,13 @@ INVALID = [
     ("run.sh",
      "#!/bin/bash\nbash -c 'CUDA_VISIBLE_DEVICES=1 python3 x.py'\n",
      _fixed("#!/bin/bash", "bash -c \"$DEVICE_VISIBILITY_ENV\"'=1 python3 x.py'\n")),
+    ("run.sh",
+     "#!/bin/bash\nsrun --export=ALL,CUDA_VISIBLE_DEVICES=0 python3 x.py\n",
+     _fixed("#!/bin/bash", 'srun --export=ALL,"$DEVICE_VISIBILITY_ENV"=0 python3 x.py\n')),
+    ("run.sh",
+     "#!/bin/bash\ndocker run --rm -e CUDA_VISIBLE_DEVICES=0,1 img python3 x.py\n",
+     _fixed("#!/bin/bash",
+            'docker run --rm -e "$DEVICE_VISIBILITY_ENV"=0,1 img python3 x.py\n')),
     # POSIX sh: the read is flagged without a fix, so nothing changes
     ("run.sh", '#!/bin/sh\necho "$CUDA_VISIBLE_DEVICES"\n', None),
 ]

@@ -107,6 +107,28 @@ def _spec(selector: str) -> int:
     return len(s)
 
 
+def fixable_codes(settings) -> frozenset:
+    """The codes whose fixes are offered: `fixable` minus `unfixable` (ruff's settings)."""
+    fixable = getattr(settings, "fixable", ("ALL",))
+    unfixable = getattr(settings, "unfixable", ())
+    if fixable == ("ALL",) and not unfixable:
+        return frozenset(all_codes())
+    return select_codes(fixable, (), unfixable)
+
+
+def drop_unfixable(diagnostics, settings):
+    """The diagnostics, those of rules not fixable by the settings without their fix."""
+    if getattr(settings, "fixable", ("ALL",)) == ("ALL",) and not getattr(settings,
+                                                                          "unfixable", ()):
+        return diagnostics
+    allowed = fixable_codes(settings)
+    for d in diagnostics:
+        if d.fix is not None and d.code not in allowed:
+            d.fix = None
+            d.edit_locations = []
+    return diagnostics
+
+
 def enabled_codes(settings, path: str) -> frozenset:
     """The codes enabled for `path`: select/extend-select/ignore, then its per-file-ignores."""
     from devlint.settings import ignored_codes_for

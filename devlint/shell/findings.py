@@ -76,6 +76,7 @@ class _Diagnostics:
             "assignment": f'assign through `eval "${v}=..."`',
             "read": f"read `${{!{v}}}`",
             "eval": f"put `${v}` into the string",
+            "option": f"name `${v}` in the option",
         }.get(f.context, f"use `${v}`")
         return f"Choose the visibility variable from `${dt}` and {how}"
 

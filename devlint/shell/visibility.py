@@ -9,6 +9,7 @@ import re
 from devlint.diagnostics import Edit
 from devlint.shell.findings import _Diagnostics, _Finding
 from devlint.shell.fixwriter import _FixWriter
+from devlint.shell.launchers import _Launchers
 from devlint.shell.options import ShellOptions
 from devlint.shell.parse import (
     _ancestors, _BUILTINS, _command_name_text, _Doc, doc_field, _NAME_CHAR, _PLAIN_WORD,
@@ -17,7 +18,7 @@ from devlint.shell.parse import (
 from devlint.shell.table import VisibilityTable
 
 
-class _Analysis(_FixWriter, _Diagnostics):
+class _Analysis(_FixWriter, _Diagnostics, _Launchers):
     """One script's DL302 findings: collects its facts (assignments, selectors, sinks),
     chooses the visibility selector, and turns each hardcoded use into a finding."""
 
@@ -160,6 +161,10 @@ class _Analysis(_FixWriter, _Diagnostics):
             elif node.type == "command" and _command_name_text(self.doc, node) is not None and \
                     os.path.basename(_command_name_text(self.doc, node)) == "env":
                 for f in self._from_env_command(node):
+                    findings.setdefault(f.name_start, f)
+                continue
+            elif node.type == "command":
+                for f in self.launcher_findings(node):  # srun --export=, docker run -e
                     findings.setdefault(f.name_start, f)
                 continue
             else:

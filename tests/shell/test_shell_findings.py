@@ -94,7 +94,6 @@ def test_positions_count_characters_not_bytes():
     '#!/bin/bash\necho "set CUDA_VISIBLE_DEVICES=0 # to pick a GPU"\n',
     "#!/bin/bash\nRAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1 ray start\n",
     "#!/bin/bash\nMY_CUDA_VISIBLE_DEVICES_X=1\n",
-    "#!/bin/bash\ndocker run -e CUDA_VISIBLE_DEVICES=0 img\n",
     # selectors: the name as a value, in if/else or case arms (the seed's, and devlint's own)
     ('#!/bin/bash\nif [[ "$KV_BUFFER_DEVICE" == "xpu" ]]; then\n  DEVICE_VISIBILITY_ENV=ZE_AFFINITY_MASK\n'
      'else\n  DEVICE_VISIBILITY_ENV=CUDA_VISIBLE_DEVICES\nfi\n'
