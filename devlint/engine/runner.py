@@ -14,8 +14,10 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from devlint.engine.atomic import write_atomic
+from devlint.engine.atomic import write_atomic  # noqa: F401 (re-exported)
 from devlint.engine.interrupt import Interrupted, interruptible  # noqa: F401 (re-exported)
+from devlint.engine.writeback import (  # noqa: F401 (re-exported)
+    READ_ONLY, READ_ONLY_NOQA, _write, read_only, take_fixed)
 from devlint.analysis.prefilter import may_have_findings
 from devlint.source import SourceFile
 from devlint.sources import EMBEDDED_KINDS
@@ -269,51 +271,6 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
         return process_source(path, kind, data, settings, mode, unsafe, exempt, index), stamp
     except Exception as e:  # a bug in a rule must not stop the run
         return FileResult(path, internal_error=_internal_error(e)), None
-
-
-READ_ONLY = "read-only; not fixed (--fix-read-only fixes it and keeps its mode)"
-READ_ONLY_NOQA = "read-only; no noqa added (--fix-read-only writes it and keeps its mode)"
-
-
-def take_fixed(results: list, todo: list, fixed: list) -> None:
-    """The fix pass's results (of the files `todo` indexes) in place of the check pass's; a
-    file not written (read-only, changed meanwhile, cannot write) keeps the check pass's
-    findings, with the reason."""
-    for i, res in zip(todo, fixed):
-        if res.error and not res.changed and not res.unreadable:
-            results[i].error = res.error
-        else:
-            results[i] = res
-
-
-def read_only(path: str) -> bool:
-    """A file its owner marked read-only (no write bit: root may write it all the same), or
-    one this user may not write: devlint does not replace it unless told to."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
-
-
-def _write(res: FileResult, mode: str, stamp, write_read_only: bool = False) -> None:
-    if mode != "fix" or not res.changed or res.new_bytes is None:
-        return
-    from devlint.engine.cache import stat_key
-
-    try:
-        if stamp is not None and stat_key(os.stat(res.path)) != stamp[0]:
-            res.error = "changed on disk while devlint was fixing it; not written"
-        elif not write_read_only and read_only(res.path):
-            res.error = READ_ONLY
-        else:
-            write_atomic(res.path, res.new_bytes)
-    except OSError as e:
-        res.error = f"cannot write: {e.strerror or e}"
-    if res.error:
-        res.changed, res.applied = False, 0
-    else:
-        res.new_bytes = None
 
 
 # --- the pool --------------------------------------------------------------------------------
