@@ -6,6 +6,9 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 
 - `cuda_guard`: code under a test that already established CUDA (`if t.is_cuda:`,
   `if current_platform.is_cuda():`, the else-branch of the opposite test, an early exit).
+- `cuda_alike_guard`: the `torch.cuda` API under a test for CUDA or ROCm (`is_cuda_alike()`),
+  for the API rules only; `project_policy`: a project's own rule against some `torch.cuda`
+  calls, which outranks a guard.
 - `platform_ladder`: an if/elif chain that gives CUDA and another platform their own arms;
   which tests name a platform at all.
 - `several_platforms`: a collection or a boolean test that also names another accelerator.
@@ -43,6 +46,7 @@ PRINCIPLES = {
     "cuda-only-module": "devlint.evidence.cuda_only_module",
     "cuda-only-scope": "devlint.evidence.cuda_only_scope",
     "cuda-guard": "devlint.evidence.cuda_guard",
+    "cuda-alike-guard": "devlint.evidence.cuda_alike_guard",
     "platform-ladder": "devlint.evidence.platform_ladder",
     "several-platforms": "devlint.evidence.several_platforms",
     "capability-gate": "devlint.evidence.capability_gate",
@@ -51,6 +55,7 @@ PRINCIPLES = {
     "not-a-device": "devlint.evidence.not_a_device",
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+    "dead-default": "devlint.evidence.package_dead_default",
     "print-only": "devlint.evidence.print_only",
     "cuda-twin": "devlint.evidence.cuda_twin",
 }

@@ -36,10 +36,12 @@ class Valid:
 # unreported: in the file (`rules._device.skipped`), and in the package (the project stage)
 IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder",
            "several-platforms", "capability-gate", "fast-path", "not-a-device", "print-only", "cuda-twin")
-IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda")
+IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "dead-default")
 # the table-API rules honour the same principles (under an established guard a table API is
 # no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant
-TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",)))
+TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "cuda-alike-guard")))
+# the stream and event rule: the same, without seeds
+STREAMS = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("cuda-alike-guard",)))
 
 
 class Rule:

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from devlint.engine.cache import RACY_S
+from devlint.engine.project.defaults import dead_defaults
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import package_of
 from devlint.engine.project.store import _read_json, _write_json
@@ -27,9 +28,11 @@ class Exemption:
     # the functions only called under a platform test (not all in CUDA-only modules): like
     # code under an in-file CUDA guard, their table-API uses are still findings
     guarded: set = field(default_factory=set)
+    # findings (by start offset) in a parameter default every call in the package overrides
+    defaults: dict = field(default_factory=dict)
 
     def __bool__(self):
-        return bool(self.module or self.functions)
+        return bool(self.module or self.functions or self.defaults)
 
 
 # --- the stage ---------------------------------------------------------------------------
@@ -85,6 +88,11 @@ def _exemptions(results, project: Project) -> dict:
                     p: [_stored(e.module), {n: _stored(r) for n, r in e.functions.items()},
                         sorted(e.guarded)] for p, e in found.items()}})
         out.update(found)
+    for res in results:  # not stored: it depends on the findings' places, not their scopes
+        if res.diagnostics and res.path.endswith(".py"):
+            dead = dead_defaults(project, res)
+            if dead:
+                out.setdefault(os.path.abspath(res.path), Exemption()).defaults = dead
     return out
 
 
@@ -110,7 +118,7 @@ def keep(diag, ex: Exemption | None) -> bool:
     """Whether a finding survives its file's exemption."""
     if not ex or diag.code in _KEEP:
         return True
-    if ex.module:
+    if ex.module or diag.start in ex.defaults:
         return False
     if diag.scope not in ex.functions:
         return True
@@ -140,7 +148,8 @@ def apply(results, exempt: dict) -> int:
                 res.exempt.insert(0, exempt_from_reason(ex.module, None, "", res.path,
                                                         rules=ALL_RULES))
             for d in gone:
-                e = exempt_from_reason(ex.module or ex.functions[d.scope], d.code, d.name,
+                why = ex.module or ex.defaults.get(d.start) or ex.functions[d.scope]
+                e = exempt_from_reason(why, d.code, d.name,
                                        res.path, d.start, d.end)
                 e.location, e.end_location = d.location, d.end_location
                 res.exempt.append(e)
