@@ -103,6 +103,7 @@ class GuardTests:
                 on_true, on_false, tensor = self._sides(st.value)
                 if (on_true or on_false) and tensor is None:
                     self.query_alias[st.targets[0].id] = (on_true, on_false)
+                    self.query_values[st.targets[0].id] = st.value
 
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
@@ -210,13 +211,19 @@ class GuardTests:
                     return guard_reason("gate", d, self.f.path)
         return None
 
-    def _reported_gate(self, test) -> bool:
+    def _reported_gate(self, test, _seen=frozenset()) -> bool:
         """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a
         CUDA compute capability (CUDA-only by purpose). A gate on a platform query that merely
         asks (`not current_platform.is_cuda()`) exempts nothing under it: the finding would
         vanish with it, and upstream fixes the literals under such gates (vLLM PR #37566)."""
         for n in ast.walk(test):
             if isinstance(n, ast.Call) and is_capability_name(_called_name(n)):
+                return True
+            if isinstance(n, ast.Name) and n.id not in _seen \
+                    and n.id in self.query_values \
+                    and self._reported_gate(self.query_values[n.id], _seen | {n.id}):
+                # a flag of the file (`_CUDA_IS_AVAILABLE = torch.cuda.is_available()`): its
+                # assignment is the finding, the tests under its gate are CUDA's
                 return True
             if isinstance(n, ast.Attribute) and (self.f.qualname(n) or "").startswith(
                     "torch.cuda."):

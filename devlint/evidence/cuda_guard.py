@@ -46,7 +46,9 @@ _TORCH_CUDA_COUNTS = {"torch.cuda.device_count", "torch.cuda.default_generators"
 # architecture): true only on a CUDA GPU
 _CAPABILITY_NAME = re.compile(
     r"(?i)^_*(?:is_|has_|check_|at_least_)?(?:sm_?\d+\w*|sm_at_least\w*|hopper|blackwell|ampere)$"
-    r"|(?:^|_)sm_at_least(?:_|$)|(?:^|_)sm_?\d{2,3}(?:_|$)")
+    r"|(?:^|_)sm_at_least(?:_|$)|(?:^|_)sm_?\d{2,3}(?:_|$)"
+    # AMD architectures (`is_MI300`, `is_gfx950`): ROCm's device type is "cuda" too
+    r"|^_*(?:is_|has_)?(?:mi\d{3}|gfx\d+|cdna\d*)\w*$")
 _CAPABILITY_QUERIES = {"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"}
 # decorators that skip a test unless CUDA is there (the gate is DL203's finding; the test's
 # body is CUDA's)
