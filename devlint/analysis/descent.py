@@ -31,13 +31,13 @@ class Descent(GuardTests):
         self.f = facts
         self.hot = hot
         self.query_alias: dict = {}
-        self.query_values: dict = {}  # flag -> the expression assigned to it
         self.project_api = project_api_names()  # a project's own CUDA-only helpers
         self.dispatch_arms: set = set()  # ids of `if`s that are a dispatch's CUDA arm
         self.chained: set = set()  # ids of `if`s already seen as part of a chain
         self.ladder_tests: dict = {}  # id(if) -> Reason: the test of a ladder's arm
         self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
         self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
+        self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -50,6 +50,7 @@ class Descent(GuardTests):
         body = self.f.tree.body
         self._query_aliases(body)
         self._cuda_helpers(body)
+        self._bound_marks(body)
         self.block(body, Where(None, None, False, None, None, "module"))
 
     def block(self, body, where: Where):

@@ -103,7 +103,6 @@ class GuardTests:
                 on_true, on_false, tensor = self._sides(st.value)
                 if (on_true or on_false) and tensor is None:
                     self.query_alias[st.targets[0].id] = (on_true, on_false)
-                    self.query_values[st.targets[0].id] = st.value
 
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
@@ -199,6 +198,8 @@ class GuardTests:
         `@skipif(<false establishes CUDA>)`, `@skipUnless(<true establishes CUDA>)`,
         `@requires_cuda`-style gates."""
         for d in stmt.decorator_list:
+            if isinstance(d, ast.Name) and d.id in self.bound_marks:
+                d = self.bound_marks[d.id]  # `@requires_hopper`, bound to a skip mark
             target = d.func if isinstance(d, ast.Call) else d
             name = target.attr if isinstance(target, ast.Attribute) else \
                 getattr(target, "id", "")
@@ -211,19 +212,23 @@ class GuardTests:
                     return guard_reason("gate", d, self.f.path)
         return None
 
-    def _reported_gate(self, test, _seen=frozenset()) -> bool:
+    def _bound_marks(self, body):
+        """Skip marks bound to a name at module level (`requires_hopper =
+        pytest.mark.skipif(<cap != (9, 0)>, ...)`, then `@requires_hopper`): the decorator is
+        the mark. The gate's evidence is the mark's line."""
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Call) \
+                    and _called_name(st.value) in SKIP_IF | SKIP_UNLESS:
+                self.bound_marks[st.targets[0].id] = st.value
+
+    def _reported_gate(self, test) -> bool:
         """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a
         CUDA compute capability (CUDA-only by purpose). A gate on a platform query that merely
         asks (`not current_platform.is_cuda()`) exempts nothing under it: the finding would
         vanish with it, and upstream fixes the literals under such gates (vLLM PR #37566)."""
         for n in ast.walk(test):
             if isinstance(n, ast.Call) and is_capability_name(_called_name(n)):
-                return True
-            if isinstance(n, ast.Name) and n.id not in _seen \
-                    and n.id in self.query_values \
-                    and self._reported_gate(self.query_values[n.id], _seen | {n.id}):
-                # a flag of the file (`_CUDA_IS_AVAILABLE = torch.cuda.is_available()`): its
-                # assignment is the finding, the tests under its gate are CUDA's
                 return True
             if isinstance(n, ast.Attribute) and (self.f.qualname(n) or "").startswith(
                     "torch.cuda."):

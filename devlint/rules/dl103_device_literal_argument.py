@@ -139,10 +139,10 @@ class DeviceLiteralArgument(Rule):
         Valid('import pytest\nimport torch\nif not (is_sm_at_least_89() or is_MI300()):\n'
               '    pytest.skip("fp8", allow_module_level=True)\n\n\n'
               'def test_a():\n    x = torch.zeros(2, device="cuda")\n'),
-        # a skip gate on a flag assigned from a CUDA query (the assignment is the finding)
-        Valid('import torch, unittest\n_CUDA = torch.cuda.is_available()\n\n\n'
-              '@unittest.skipIf(not _CUDA, "cuda")\ndef test_a():\n'
-              '    x = torch.zeros(2, device="cuda")\n'),
+        # a skip mark bound to a name, that requires a compute capability
+        Valid('import pytest, torch\nrequires_hopper = pytest.mark.skipif(\n'
+              '    not is_sm_at_least_90(), reason="FA3")\n\n\n'
+              '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
         # a test for CUDA *or ROCm* exempts the torch.cuda API, not a device literal
@@ -183,6 +183,21 @@ class DeviceLiteralArgument(Rule):
                 '    if fast:\n'
                 '        return _ext().run(x)\n'
                 '    return torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
+        # a skip gate on a flag is no gate that establishes CUDA: upstream fixed the devices
+        # under one (torchao test_qat.py)
+        Invalid('import torch, unittest\n_CUDA = torch.cuda.is_available()\n\n\n'
+                '@unittest.skipIf(not _CUDA, "cuda")\ndef test_a():\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import torch, unittest\n_CUDA = torch.cuda.is_available()\n\n\n'
+                '@unittest.skipIf(not _CUDA, "cuda")\ndef test_a():\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
+        # a bound mark that merely asks about the platform exempts nothing under it
+        Invalid('import pytest, torch\nneeds_cuda_platform = pytest.mark.skipif(\n'
+                '    not current_platform.is_cuda(), reason="x")\n\n\n'
+                '@needs_cuda_platform\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nneeds_cuda_platform = pytest.mark.skipif(\n'
+                '    not current_platform.is_cuda(), reason="x")\n\n\n'
+                '@needs_cuda_platform\ndef test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         # entry-gate: a gate on availability alone asks "is there a GPU?"; a library has no
         # entry point
         Invalid('import torch\n\n\ndef bench():\n    return torch.randn(8, device="cuda")\n\n\n'
