@@ -27,6 +27,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `TYPE_CHECKING` block, a test that is always skipped); `dead_default`: a parameter default
   every call in its test module overrides.
 - `print_only`: a CUDA test that only chooses a message.
+- `cuda_kernel_source`: code that builds a kernel from CUDA C++ source (`cuda_sources=`, a
+  `.cu`/`.cuh` file given to a loader), its wrappers, a module of such kernels.
+- `entry_gate`: a script whose entry point stops unless the GPU has a given NVIDIA compute
+  capability or AMD architecture.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - The package-level principles (CUDA-only through a project module, test doubles, functions
@@ -58,6 +62,8 @@ PRINCIPLES = {
     "dead-default": "devlint.evidence.package_dead_default",
     "print-only": "devlint.evidence.print_only",
     "cuda-twin": "devlint.evidence.cuda_twin",
+    "cuda-kernel-source": "devlint.evidence.cuda_kernel_source",
+    "entry-gate": "devlint.evidence.entry_gate",
 }
 
 
