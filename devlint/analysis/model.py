@@ -76,6 +76,9 @@ class FileFacts:
     # rule `rule` runs (None: not collecting)
     exempt: list | None = None
     rule: object = None
+    # guard row -> the furthest end offset of the candidates a CUDA guard on that row exempts
+    # (`rules._device.skipped` records them; `engine.linter` extends the guard's finding)
+    guard_extent: dict = field(default_factory=dict)
 
     # --- positions -------------------------------------------------------------------
     @property

@@ -40,7 +40,19 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     reason = why_skipped(facts, node, api, annotations, guards)
     if reason is not None:
         note_exempt(facts, node, reason)
+        note_guarded(facts, node, reason)
     return reason is not None
+
+
+def note_guarded(facts, node, reason) -> None:
+    """Record that the CUDA guard on `reason.line` exempts `node`: where the guard is itself
+    a finding, that finding's extent runs over the code it guards (`engine.linter`)."""
+    if getattr(reason, "principle", None) != "cuda-guard" or not reason.line \
+            or reason.path != facts.path:
+        return
+    end = node[1] if isinstance(node, tuple) else facts.span(node)[1]
+    if end > facts.guard_extent.get(reason.line, -1):
+        facts.guard_extent[reason.line] = end
 
 
 def note_exempt(facts, node, reason) -> None:
