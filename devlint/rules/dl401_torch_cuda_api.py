@@ -130,6 +130,8 @@ class TorchCudaApi(Rule):
         Valid("import torch\n\n\ndef tf32():\n    if is_torch_musa_available():\n        return True\n"
               "    if not torch.cuda.is_available():\n        return False\n"
               "    return torch.cuda.get_device_properties(0).major >= 8\n"),
+        # a guard of CUDA housekeeping alone (nothing to collect elsewhere)
+        Valid("import torch\nif torch.cuda.is_available():\n    torch.cuda.ipc_collect()\n"),
         # a guard that only guards a redundant seed
         Valid("import torch\ntorch.manual_seed(0)\nif torch.cuda.is_available():\n"
               "    torch.cuda.manual_seed_all(0)\n"),
@@ -161,6 +163,10 @@ class TorchCudaApi(Rule):
                 '    i = torch.accelerator.current_device_idx()\n'
                 '    sd = torch.load(f, map_location=lambda s, loc: s.to(device=torch.device('
                 'torch.accelerator.current_accelerator().type, i)))\n'),
+        # housekeeping beside a step with a generic form: the guard is the finding (no fix:
+        # `ipc_collect` has no generic form)
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+                "    torch.cuda.ipc_collect()\n", None),
         # ... not where the body compares it, or where the body may run without one
         Invalid('import torch\nif torch.cuda.is_available():\n    ok = backend == "cuda"\n', None),
         Invalid('import torch\nif torch.cuda.device_count() < 2:\n    x = x.to("cuda")\n', None),
