@@ -8,7 +8,7 @@ import bisect
 
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
-    _FUNCS, INTERESTING_STRING, FileFacts, Where, collect_imports,
+    _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
 )
 from devlint.evidence import several_platforms
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
@@ -248,9 +248,18 @@ class Descent(GuardTests):
                 elif isinstance(v, str) and v.startswith("torch.cuda.") and len(v) < 64:
                     f.api_strings.append(node)
                     wmap[id(node)] = w
+                elif isinstance(v, str) and type(par) is not ast.JoinedStr \
+                        and VISIBILITY_PREFIX.match(v):
+                    f.env_prefixes.append(node)
+                    wmap[id(node)] = w
                 continue
             elif t is ast.JoinedStr:
                 f.joined.append(node)
+                if node.values and isinstance(node.values[0], ast.Constant) \
+                        and isinstance(node.values[0].value, str) \
+                        and VISIBILITY_PREFIX.match(node.values[0].value):
+                    f.env_prefixes.append(node)
+                    wmap[id(node)] = w
                 if node.values and isinstance(node.values[0], ast.Constant) \
                         and isinstance(node.values[0].value, str) \
                         and node.values[0].value.startswith("cuda:") \

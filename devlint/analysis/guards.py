@@ -13,7 +13,7 @@ from devlint.evidence.cuda_guard import (
     GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, ladder_else_reason, ladder_test_reason, other_accelerator_test,
+    _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason, other_accelerator_test,
 )
 
 
@@ -62,7 +62,8 @@ class GuardTests:
         if isinstance(test, ast.Call):
             func = test.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if name in _CUDA_ARM_QUERIES or (self.f.qualname(func) or "") in _CUDA_ARM_QUERIES:
+            if name in _CUDA_ARM_QUERIES or (self.f.qualname(func) or "") in _CUDA_ARM_QUERIES \
+                    or (name and CUDA_AVAILABILITY_NAME.match(name)):
                 return "cuda"
         return None
 

@@ -28,6 +28,9 @@ DEVICE_STRING = re.compile(r"cuda(?::\d+)?")
 # string constants some rule looks at: CUDA devices, distributed backends, the CUDA
 # visibility variable
 INTERESTING_STRING = re.compile(r"cuda(?::\d+)?|nccl|gloo|hccl|xccl|CUDA_VISIBLE_DEVICES")
+# a string that starts a shell command with the CUDA visibility variable:
+# "CUDA_VISIBLE_DEVICES=0 python x.py", f"export CUDA_VISIBLE_DEVICES={gpus}"
+VISIBILITY_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?CUDA_VISIBLE_DEVICES=")
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -62,6 +65,7 @@ class FileFacts:
     strings: list = field(default_factory=list)  # str Constants: devices, backends, env vars
     fstrings: list = field(default_factory=list)  # JoinedStr / BinOp building "cuda:<i>"
     api_strings: list = field(default_factory=list)  # "torch.cuda.x" dotted names in strings
+    env_prefixes: list = field(default_factory=list)  # "CUDA_VISIBLE_DEVICES=..." command text
     torch_refs: list = field(default_factory=list)  # (node, qualname) of torch.cuda.* references
     asserts: list = field(default_factory=list)
     assigns: list = field(default_factory=list)  # Assign/AnnAssign statements (any level)
@@ -78,6 +82,9 @@ class FileFacts:
     # rule `rule` runs (None: not collecting)
     exempt: list | None = None
     rule: object = None
+    # guard row -> the furthest end offset of the candidates a CUDA guard on that row exempts
+    # (`rules._device.skipped` records them; `engine.linter` extends the guard's finding)
+    guard_extent: dict = field(default_factory=dict)
 
     # --- positions -------------------------------------------------------------------
     @property

@@ -87,6 +87,8 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
         d.scope = _module_function(facts, d.location[0])
     sups = suppression.parse_suppressions(text)
     diags = suppression.apply_suppressions(diags, sups, stmt_rows)
+    if facts.guard_extent:
+        extend_guards(facts, diags)
     if check_unused and sups:
         from devlint.rules.dl900_unused_suppression import unused_suppressions
 
@@ -95,6 +97,20 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
         diags.extend(unused)
     diags.sort(key=lambda d: (d.start, d.code))
     return diags
+
+
+def extend_guards(facts, diags) -> None:
+    """A finding on the row of a CUDA guard (`if torch.cuda.is_available():`, a skip gate,
+    `if t.is_cuda:`) is the guard's: the code it guards is CUDA-only because of it, and is
+    not reported on its own (the cuda-guard principle), so the guard's finding extends over
+    that code, up to the last candidate it exempts. Its location stays the guard's own, and
+    so do its suppressions (applied before: a `# noqa` in the guarded code is not the
+    guard's)."""
+    for d in diags:
+        end = facts.guard_extent.get(d.location[0])
+        if end is not None and end > d.end:
+            d.end = end
+            d.end_location = facts.locator.rowcol(end)
 
 
 def _whole_file_candidates(facts, codes) -> None:

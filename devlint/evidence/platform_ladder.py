@@ -19,6 +19,11 @@ from devlint.evidence import Reason
 # `is_cuda()`, `torch.cuda.is_available()`) and another names a non-CUDA platform gives each
 # platform its own code; the CUDA arm's literals are that platform's own (SPEC 3, dispatch).
 _CUDA_ARM_QUERIES = {"is_cuda", "is_cuda_alike", "torch.cuda.is_available"}
+# a project's CUDA availability helper, the twin of `is_torch_npu_available()` in the same
+# ladder (`is_torch_cuda_available()`, `is_cuda_available()`, `cuda_is_available()`): it names
+# CUDA's arm only where another arm names another accelerator (`_mark_dispatch`)
+CUDA_AVAILABILITY_NAME = re.compile(
+    r"(?i)^_*(?:is_(?:torch_)?cuda_(?:is_)?available|(?:torch_)?cuda_(?:is_)?available)$")
 # platforms other than CUDA and ROCm, as `current_platform.is_<name>()` asks for them
 OTHER_PLATFORMS = frozenset({"xpu", "tpu", "cpu", "hpu", "npu", "mps", "neuron", "out_of_tree"})
 _OTHER_PLATFORM_QUERIES = {f"is_{p}" for p in OTHER_PLATFORMS}

@@ -19,7 +19,10 @@ from devlint.profiles.torch_api import best_entry, entries_by_name, profile_over
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.project_policy import forbidden_call, outranks
 from devlint.evidence.redundant_seed import CUDA_SEEDS, redundant_seed_reason
-from devlint.rules._device import guards_cuda_only, note_exempt, skipped, why_skipped
+from devlint.rules._device import (guards_cuda_only, note_exempt, note_guarded, skipped,
+                                   why_skipped)
+from devlint.rules._guard_body import (accelerator_value_edits, device_type_call_edits,
+                                      opens_to_accelerator)
 from devlint.source import newline_of
 
 
@@ -109,6 +112,7 @@ def _table_uses(rule, facts, table, target, annotations):
         forbidden = forbidden_call(facts.profile, qual)
         if reason is not None and not outranks(facts.profile, qual, reason):
             note_exempt(facts, node, reason)
+            note_guarded(facts, node, reason)
             continue
         # a guard, ladder arm or redundant seed the project's own rule outranks
         suffix = f" (also here: {forbidden} forbids it)" if forbidden and reason else ""
@@ -196,23 +200,31 @@ def _guard_of(facts, node, qual):
     return stmt.body
 
 
-def guard_body_edits(facts, body, target):
+def guard_body_edits(facts, body, target, accelerator: bool = False):
     """Edits that rewrite the `torch.cuda` calls of a guarded body with their table
     replacements (same arguments); None where the body holds a CUDA use without one available
-    at `target`, or a device literal (the guard's fix cannot rewrite it)."""
+    at `target`, or a device literal (the guard's fix cannot rewrite it).
+
+    With `accelerator` (the rewritten guard lets the body run only where an accelerator is
+    available: `if torch.accelerator.is_available():`, a skip gate on it), the body's own
+    device values follow too (`accelerator_value_edits`); other literals still mean None."""
     from devlint.rules._device import device_strings
 
     if not body:
         return []
     spans = [facts.span(st) for st in body]
+    local = facts.torch_name() or "torch"
 
     def inside(n):
         at = facts.span(n)[0]
         return any(s <= at < e for s, e in spans)
-    if any(inside(n) for n in (*device_strings(facts), *facts.fstrings)):
-        return None
     edits = []
-    local = facts.torch_name() or "torch"
+    literals = [n for n in (*device_strings(facts), *facts.fstrings) if inside(n)]
+    if literals or accelerator:
+        more = accelerator_value_edits(facts, body, literals, local) if accelerator else None
+        if more is None:
+            return None
+        edits.extend(more)
     for node, qual in facts.torch_refs:
         if not inside(node):
             continue
@@ -224,6 +236,13 @@ def guard_body_edits(facts, body, target):
         entry = best_entry(entries, target)
         bare = isinstance(par, ast.Call) and par.func is node and not par.args \
             and not par.keywords  # `torch.cuda.synchronize()`: no argument to translate
+        if entry is not None and entry.insert_device_type and accelerator \
+                and entry.available_for(target):
+            more = device_type_call_edits(facts, node, par, entry, local)
+            if more is None:
+                return None
+            edits.extend(more)
+            continue
         if entry is None or not entry.replacement or not entry.available_for(target) \
                 or not (entry.args == "same" or bare) or entry.insert_device_type:
             return None
@@ -238,7 +257,7 @@ def _guard_finding(rule, facts, node, par, entry, target, body):
     diag = _finding(rule, facts, node, par, entry, target)
     if diag.fix is None:
         return diag
-    more = guard_body_edits(facts, body, target)
+    more = guard_body_edits(facts, body, target, opens_to_accelerator(facts, node, body))
     if more is None:
         diag.fix = None
         diag.message += " (the guarded code must follow; no automatic fix)"

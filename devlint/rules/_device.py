@@ -40,7 +40,19 @@ def skipped(facts, node, api: bool = False, annotations: bool = False,
     reason = why_skipped(facts, node, api, annotations, guards)
     if reason is not None:
         note_exempt(facts, node, reason)
+        note_guarded(facts, node, reason)
     return reason is not None
+
+
+def note_guarded(facts, node, reason) -> None:
+    """Record that the CUDA guard on `reason.line` exempts `node`: where the guard is itself
+    a finding, that finding's extent runs over the code it guards (`engine.linter`)."""
+    if getattr(reason, "principle", None) != "cuda-guard" or not reason.line \
+            or reason.path != facts.path:
+        return
+    end = node[1] if isinstance(node, tuple) else facts.span(node)[1]
+    if end > facts.guard_extent.get(reason.line, -1):
+        facts.guard_extent[reason.line] = end
 
 
 def note_exempt(facts, node, reason) -> None:
@@ -177,12 +189,22 @@ _CUDA_ONLY_MODULE = re.compile(r"(?i)(^|\.)(nvidia|cuda|cutlass|flashinfer|deep_
                                r"(\.|$)|_C$")
 
 
-def _generic_api(facts, node) -> bool:
+# CUDA-only housekeeping with nothing to do elsewhere: `torch.cuda.ipc_collect()` frees the
+# memory of CUDA IPC handles other processes released; beside `empty_cache()` it is part of a
+# cleanup whose other steps have generic forms, so it does not make the branch CUDA-only (the
+# guard stays a finding; its fix is withheld, since the call has no generic form)
+_CUDA_HOUSEKEEPING = frozenset({"torch.cuda.ipc_collect"})
+
+
+def _generic_api(facts, node) -> bool | None:
     """`torch.cuda.X` with a device-generic replacement in the table (or the tensor method
-    `.cuda()`) is no reason to keep a branch CUDA-only: the API rules rewrite it."""
+    `.cuda()`) is no reason to keep a branch CUDA-only: the API rules rewrite it. None for
+    CUDA housekeeping (`_CUDA_HOUSEKEEPING`): generic only beside such a call."""
     q = facts.qualname(node)
     if q is None or not q.startswith("torch.cuda."):
         return False
+    if q in _CUDA_HOUSEKEEPING:
+        return None  # generic only beside another step that is (`guards_cuda_only`)
     for rule in ("DL401", "DL402", "DL403", "DL404"):
         if any(e.replacement for e in entries_by_name(rule).get(q, ())):
             return True
@@ -194,10 +216,18 @@ def guards_cuda_only(facts, body) -> bool:
     if len(body) == 1 and isinstance(body[0], ast.Raise):
         return True
     generic = set()
+    housekeeping = []
     for stmt in body:
         for n in ast.walk(stmt):
-            if isinstance(n, ast.Attribute) and _generic_api(facts, n):
-                generic.update(id(x) for x in ast.walk(n))
+            if isinstance(n, ast.Attribute):
+                g = _generic_api(facts, n)
+                if g:
+                    generic.update(id(x) for x in ast.walk(n))
+                elif g is None:
+                    housekeeping.append(n)
+    if generic:
+        for n in housekeeping:
+            generic.update(id(x) for x in ast.walk(n))
     for stmt in body:
         for n in ast.walk(stmt):
             if id(n) in generic:

@@ -54,6 +54,9 @@ class DeviceLiteralTo(Rule):
     summary = "Hardcoded CUDA device passed to `.to()`"
 
     valid = [
+        # the CUDA arm of a ladder written with a project's availability helpers
+        Valid('if is_torch_npu_available():\n    x = x.to("npu")\n'
+              'elif is_torch_cuda_available():\n    x = x.to("cuda")\n'),
         Valid("x = x.to(y.device)\n"),
         Valid("x = x.to(torch.float16)\n"),
         Valid('from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.to("cuda")\n'),

@@ -9,6 +9,7 @@ from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.evidence.cuda_guard import GATE_NAME
 from devlint.rules._api_table import guard_body_edits
+from devlint.rules._guard_body import gate_opens_to_accelerator
 from devlint.rules._device import skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -121,6 +122,18 @@ class CudaOnlySkip(Rule):
                 "def test_x():\n    pass\n",
                 "import unittest\n@unittest.skipUnless(self_device.type != 'cpu', 'gpu')\n"
                 "def test_x():\n    pass\n"),
+        # the gated test's device values follow the gate: it runs only with an accelerator
+        Invalid("import torch\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+                "    @unittest.skipIf(not torch.cuda.is_available(), 'needs a GPU')\n"
+                "    def test_x(self):\n        device = 'cuda'\n"
+                "        x = torch.ones(2).cuda()\n",
+                "import torch\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+                "    @unittest.skipIf(not torch.accelerator.is_available(), 'needs a GPU')\n"
+                "    def test_x(self):\n        device = torch.accelerator.current_accelerator().type\n"
+                "        x = torch.ones(2).to(device=torch.accelerator.current_accelerator())\n"),
+        # ... not a gated class: its body runs at import, skipped or not
+        Invalid("import torch\nimport unittest\n\n\n@unittest.skipIf(not torch.cuda.is_available(), "
+                "'GPU')\nclass T(unittest.TestCase):\n    device = 'cuda'\n", None),
         # limit: a CUDA-named gate with no generic twin next to it
         Invalid("import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
                 "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n",
@@ -166,7 +179,8 @@ class CudaOnlySkip(Rule):
             fix = None
             # the gated test is CUDA's (its body is no finding of its own): the fix opens it
             # to every accelerator, so it rewrites the body too, unsafely, or is not offered
-            body = guard_body_edits(facts, _gated_body(facts, call), target)
+            body = guard_body_edits(facts, _gated_body(facts, call), target,
+                                    not compares and gate_opens_to_accelerator(facts, call, name))
             if fixable and (facts.torch_name() or not refs) and body is not None:
                 edits.extend(_reason_edits(facts, call))
                 fix = make_fix(facts, "Gate on any accelerator (`torch.accelerator`)",

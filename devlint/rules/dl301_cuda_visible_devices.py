@@ -21,7 +21,10 @@ class CudaVisibleDevices(Rule):
     in os.environ`, and env dicts (`{"CUDA_VISIBLE_DEVICES": ...}`) passed to subprocesses; also
     the variable set in any other environment mapping (`env = os.environ.copy();
     env["CUDA_VISIBLE_DEVICES"] = ...`) or as a keyword (`dict(os.environ,
-    CUDA_VISIBLE_DEVICES="0")`, `env.update(CUDA_VISIBLE_DEVICES=...)`).
+    CUDA_VISIBLE_DEVICES="0")`, `env.update(CUDA_VISIBLE_DEVICES=...)`); and shell command text
+    built in Python that starts by setting it (`f"CUDA_VISIBLE_DEVICES={gpus} python
+    train.py"` for `os.system` or `subprocess.run(..., shell=True)`), not in a message or a
+    docstring.
 
     ## Why is this bad?
     Each vendor has its own visibility variable (`HIP_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`,
@@ -41,6 +44,8 @@ class CudaVisibleDevices(Rule):
     ## Fix
     vllm profile: `current_platform.device_control_env_var`. torch has no API naming the
     variable: the torch profile offers a display-only fix listing the per-vendor variables.
+    Command text gets that display-only fix in every profile (the name stands inside a
+    string).
 
     ## Fix safety
     Safe in the vllm profile (on CUDA platforms the variable is `CUDA_VISIBLE_DEVICES`);
@@ -63,6 +68,12 @@ class CudaVisibleDevices(Rule):
         Valid('DOC = "set CUDA_VISIBLE_DEVICES to choose GPUs"\n'),
         # a parsed configuration read by its key chooses nothing
         Valid('gpus = cfg["CUDA_VISIBLE_DEVICES"]\n'),
+        # command text in a message, or the CUDA arm of a ladder of visibility variables
+        Valid('print(f"CUDA_VISIBLE_DEVICES={v}")\nlogger.info("CUDA_VISIBLE_DEVICES=%s", v)\n'
+              'raise RuntimeError(f"CUDA_VISIBLE_DEVICES={v} hides every GPU")\n'),
+        Valid('"""CUDA_VISIBLE_DEVICES=0 python run.py trains on the first GPU."""\n'),
+        Valid('if is_torch_npu_available():\n    p = f"ASCEND_RT_VISIBLE_DEVICES={g}"\n'
+              'elif is_torch_cuda_available():\n    p = f"CUDA_VISIBLE_DEVICES={g}"\n'),
     ]
     invalid = [
         # a test for CUDA *or ROCm* exempts only the torch.cuda API rules (cuda-alike-guard):
@@ -91,6 +102,11 @@ class CudaVisibleDevices(Rule):
                 'env = dict(os.environ, **{current_platform.device_control_env_var: "0"})\n',
                 profile="vllm"),
         Invalid('import os\nenv = dict(os.environ, CUDA_VISIBLE_DEVICES="0")\n', None),
+        # shell command text that sets the variable (os.system, shell=True, a launcher)
+        Invalid('import subprocess\nsubprocess.run(f"CUDA_VISIBLE_DEVICES={gpu} python train.py",'
+                ' shell=True)\n', None),
+        Invalid('prefix = f"CUDA_VISIBLE_DEVICES={gpus}" if gpus else ""\n', None),
+        Invalid('cmd = "export CUDA_VISIBLE_DEVICES=0 && python x.py"\n', None, profile="vllm"),
         Invalid('def t(monkeypatch):\n    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")\n',
                 'from vllm.platforms import current_platform\n'
                 'def t(monkeypatch):\n    monkeypatch.setenv(current_platform.device_control_env_var, "1")\n',
@@ -99,6 +115,7 @@ class CudaVisibleDevices(Rule):
 
     def check(self, facts):
         yield from self._keywords(facts)
+        yield from self._command_prefixes(facts)
         for node in facts.strings:
             if node.value != "CUDA_VISIBLE_DEVICES" or not _is_env_use(facts, node):
                 continue
@@ -115,6 +132,25 @@ class CudaVisibleDevices(Rule):
                           "ASCEND_RT_VISIBLE_DEVICES (Ascend)", ())
             yield self.diagnostic(facts, node, "`CUDA_VISIBLE_DEVICES` only selects NVIDIA GPUs",
                                   fix)
+
+    def _command_prefixes(self, facts):
+        """`"CUDA_VISIBLE_DEVICES=0 python x.py"`, `f"CUDA_VISIBLE_DEVICES={gpus}"`: shell
+        command text that Python builds (for `os.system`, `subprocess(..., shell=True)`, a
+        launcher's command line) and that starts by setting the variable. Not a message (an
+        argument of `print`, a logger, `warnings.warn`, an exception) nor a docstring."""
+        for node in facts.env_prefixes:
+            if _in_message(facts, node) or skipped(facts, node, api=True):
+                continue
+            s, e = facts.span(node)
+            start = facts.text.find("CUDA_VISIBLE_DEVICES", s, e)
+            if start < 0:
+                continue  # an escape or a line continuation inside the name
+            # the command's text names the variable: no expression of the profile can stand
+            # in a string literal, so the per-vendor names are shown
+            fix = Fix(Applicability.DISPLAY_ONLY, _DISPLAY, ())
+            yield self.diagnostic(facts, (start, start + len("CUDA_VISIBLE_DEVICES")),
+                                  "`CUDA_VISIBLE_DEVICES=` in a shell command only selects "
+                                  "NVIDIA GPUs", fix)
 
     def _keywords(self, facts):
         """`dict(os.environ, CUDA_VISIBLE_DEVICES="0")`, `env.update(CUDA_VISIBLE_DEVICES=g)`:
@@ -138,6 +174,27 @@ class CudaVisibleDevices(Rule):
 
 _DISPLAY = ("Choose the variable per vendor: CUDA_VISIBLE_DEVICES (NVIDIA), HIP_VISIBLE_DEVICES "
             "(AMD), ZE_AFFINITY_MASK (Intel XPU), ASCEND_RT_VISIBLE_DEVICES (Ascend)")
+
+
+_MESSAGE_CALLS = {"print", "warn", "debug", "info", "warning", "error", "exception",
+                  "critical", "log", "echo", "write", "format_exc"}
+
+
+def _in_message(facts, node) -> bool:
+    """`node` is (part of) a message: an argument of a print/log/warn call or of an exception,
+    a raised or asserted value, or a statement of its own (a docstring)."""
+    cur, par = node, facts.get_parent(node) or facts.tree_parent(node)
+    while par is not None and not isinstance(par, ast.stmt):
+        if isinstance(par, ast.Call) and par.func is not cur:
+            f = par.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            base = name[:-5] if name.endswith("_once") else name
+            if base in _MESSAGE_CALLS or base.lower().endswith(("log", "error", "exception",
+                                                               "warning")):
+                return True
+        cur, par = par, facts.get_parent(par) or facts.tree_parent(par)
+    return isinstance(par, (ast.Raise, ast.Assert)) or (isinstance(par, ast.Expr)
+                                                        and par.value is node)
 
 
 def _is_env_use(facts, node) -> bool:

@@ -137,6 +137,8 @@ class TorchCudaApi(Rule):
         Valid("import torch\n\n\ndef tf32():\n    if is_torch_musa_available():\n        return True\n"
               "    if not torch.cuda.is_available():\n        return False\n"
               "    return torch.cuda.get_device_properties(0).major >= 8\n"),
+        # a guard of CUDA housekeeping alone (nothing to collect elsewhere)
+        Valid("import torch\nif torch.cuda.is_available():\n    torch.cuda.ipc_collect()\n"),
         # a guard that only guards a redundant seed
         Valid("import torch\ntorch.manual_seed(0)\nif torch.cuda.is_available():\n"
               "    torch.cuda.manual_seed_all(0)\n"),
@@ -173,6 +175,31 @@ class TorchCudaApi(Rule):
         Invalid("import torch\nuse_pin = torch.cuda.is_available() and not torch.version.hip\n",
                 'import torch\n'
                 'use_pin = torch.accelerator.is_available() and not torch.version.hip\n'),
+        # the body's device values follow the guard: it runs only with an accelerator
+        Invalid('import torch\ndevice = "cpu"\nif torch.cuda.is_available():\n    device = "cuda"\n'
+                '    model = model.cuda()\n    x = x.to("cuda")\n',
+                'import torch\ndevice = "cpu"\nif torch.accelerator.is_available():\n'
+                '    device = torch.accelerator.current_accelerator().type\n'
+                '    model = model.to(device=torch.accelerator.current_accelerator())\n'
+                '    x = x.to(torch.accelerator.current_accelerator())\n'),
+        Invalid('import torch\n\n\ndef f(x):\n    if not torch.cuda.is_available():\n        return x\n'
+                '    return x.cuda(non_blocking=True)\n',
+                'import torch\n\n\ndef f(x):\n    if not torch.accelerator.is_available():\n'
+                '        return x\n    return x.to(device=torch.accelerator.current_accelerator(), '
+                'non_blocking=True)\n'),
+        Invalid('import torch\nif torch.cuda.is_available():\n    i = torch.cuda.current_device()\n'
+                '    sd = torch.load(f, map_location=lambda s, loc: s.cuda(i))\n',
+                'import torch\nif torch.accelerator.is_available():\n'
+                '    i = torch.accelerator.current_device_idx()\n'
+                '    sd = torch.load(f, map_location=lambda s, loc: s.to(device=torch.device('
+                'torch.accelerator.current_accelerator().type, i)))\n'),
+        # housekeeping beside a step with a generic form: the guard is the finding (no fix:
+        # `ipc_collect` has no generic form)
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+                "    torch.cuda.ipc_collect()\n", None),
+        # ... not where the body compares it, or where the body may run without one
+        Invalid('import torch\nif torch.cuda.is_available():\n    ok = backend == "cuda"\n', None),
+        Invalid('import torch\nif torch.cuda.device_count() < 2:\n    x = x.to("cuda")\n', None),
         # after one other platform alone, the else is every remaining platform's
         Invalid("import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
                 "    torch.cuda.set_device(0)\n",

@@ -65,6 +65,9 @@ class CudaManualSeed(Rule):
               "    torch.manual_seed(s)\n    torch.cuda.manual_seed(s)\n"
               "    torch.cuda.manual_seed_all(s)\n"),
         Valid("import torch\ntorch.manual_seed(0)\n"),
+        # the generic seed comes later, nothing reads the stream in between
+        Valid("import torch\n\n\ndef seed_all(s):\n    torch.cuda.manual_seed_all(s)\n"
+              "    torch.backends.cudnn.deterministic = True\n    torch.manual_seed(s)\n"),
         Valid("import random\nrandom.seed(0)\n"),
     ]
     invalid = [
@@ -88,6 +91,15 @@ class CudaManualSeed(Rule):
                 "    torch.get_device_module().manual_seed(0)\nx = torch.rand(2)\n"
                 "if torch.accelerator.is_available():\n"
                 "    torch.get_device_module().manual_seed(0)\n", count=2),
+        # the CUDA seed's stream is read before the generic seed runs: it is not redundant
+        Invalid("import torch\n\n\ndef fork(s):\n"
+                "    torch.cuda.manual_seed(s)\n    state = torch.randn(2, device=d)\n"
+                "    torch.manual_seed(s)\n    return state\n",
+                "import torch\n\n\ndef fork(s):\n"
+                "    if torch.accelerator.is_available():\n"
+                "        torch.get_device_module().manual_seed(s)\n"
+                "    state = torch.randn(2, device=d)\n"
+                "    torch.manual_seed(s)\n    return state\n"),
     ]
 
     def check(self, facts):

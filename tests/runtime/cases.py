@@ -260,6 +260,48 @@ print(0 <= free <= total)
 with torch.cuda.device(0):
     print(torch.ones(1).item())
 ''', ("2.8", "2.10")),
+    # a guard's fix rewrites its body's device values with it (rules/_guard_body.py)
+    S("dl401-guard-device-values", '''import io
+import torch
+device = "cpu"
+torch.manual_seed(0)
+model = torch.nn.Linear(2, 2)
+x = torch.ones(1, 2)
+buf = io.BytesIO()
+torch.save({"w": torch.arange(2.0)}, buf)
+if torch.cuda.is_available():
+    device = "cuda"
+    i = torch.cuda.current_device()
+    model = model.cuda()
+    x = x.cuda(non_blocking=True).to("cuda").cuda(i)
+    y = torch.zeros(2, device="cuda")
+    buf.seek(0)
+    w = torch.load(buf, map_location="cuda")["w"]
+    buf.seek(0)
+    v = torch.load(buf, map_location=lambda storage, loc: storage.cuda(i))["w"]
+    d = torch.device("cuda")
+    e = torch.device(f"cuda:{i}")
+    with torch.cuda.amp.autocast(enabled=True):
+        z = model(x)
+    scaler = torch.cuda.amp.GradScaler()
+print(device in ("cpu", "cuda", "xpu", "mps", "npu"), model(x).shape, x.device.type == device)
+'''),
+    S("dl203-gate-device-values", '''import unittest
+import torch
+
+
+class T(unittest.TestCase):
+    @unittest.skipIf(not torch.cuda.is_available(), "requires CUDA")
+    def test_gpu(self):
+        device = "cuda"
+        x = torch.ones(2, device="cuda").cuda()
+        self.assertEqual(x.device.type, device)
+
+
+r = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
+    unittest.defaultTestLoader.loadTestsFromTestCase(T))
+print(r.testsRun, len(r.failures), len(r.errors), len(r.skipped))
+'''),
     S("dl401-stream", '''import torch
 s = torch.cuda.current_stream()
 s.synchronize()
