@@ -63,7 +63,7 @@ NOOP = ('import torch\n\n\ndef f():\n    torch.cuda.empty_cache()  # free\n'
 def test_no_op_on_cpu_originals_stay_no_ops():
     # torch.cuda.empty_cache() does nothing without a GPU; torch.accelerator.empty_cache()
     # raises on the CPU-only wheel: the fix asks for an accelerator first
-    fixed, remaining = _fix(NOOP, "2.8", unsafe=False)
+    fixed, remaining = _fix(NOOP, "2.9", unsafe=False)
     assert remaining == []
     assert fixed == (
         'import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
@@ -180,7 +180,7 @@ def test_no_availability_guard_under_a_guard_that_established_cuda():
     src = ('import torch\n\n\ndef f():\n    if torch.cuda.is_available():\n'
            '        torch.cuda.synchronize()\n        return torch.cuda.max_memory_allocated()\n'
            '    return 0\n')
-    fixed, _ = _fix(src, "2.8", select=("DL401",))
+    fixed, _ = _fix(src, "2.9", select=("DL401",))
     assert fixed == ('import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
                      '        torch.accelerator.synchronize()\n'
                      '        return torch.accelerator.max_memory_allocated()\n    return 0\n')

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ALL = ("2.6", "2.7", "2.8", "2.10")
+ALL = ("2.6", "2.7", "2.8", "2.9", "2.10")
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ def step():
 
 print(step())
 '''),
-    # torch.get_device_module() forms (target 2.6-2.7 where torch.accelerator lacks the API)
+    # torch.get_device_module() forms (target 2.6-2.8 where torch.accelerator lacks the API)
     S("dl401-device-module-memory", '''import torch
 
 
@@ -233,7 +233,7 @@ def measure(n):
 
 
 print(measure(4))
-''', ("2.6", "2.7")),
+''', ("2.6", "2.7", "2.8")),
     S("dl401-rng-restore", '''import torch
 torch.manual_seed(0)
 torch.cuda.set_rng_state(torch.get_rng_state())
@@ -251,7 +251,7 @@ reserved = torch.cuda.memory_reserved()
 stats = torch.cuda.memory_stats()
 print(before >= 0, peak >= 0, reserved >= 0, isinstance(stats, dict))
 if False: torch.cuda.empty_cache()
-''', ("2.8", "2.10")),
+''', ("2.9", "2.10")),
     S("dl401-mem-get-info", '''import torch
 free, total = torch.cuda.mem_get_info()
 print(0 <= free <= total)
