@@ -184,3 +184,16 @@ def test_no_availability_guard_under_a_guard_that_established_cuda():
     assert fixed == ('import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
                      '        torch.accelerator.synchronize()\n'
                      '        return torch.accelerator.max_memory_allocated()\n    return 0\n')
+
+
+def test_the_device_is_never_taken_from_the_attribute_being_assigned():
+    """`self.device = torch.device("cuda")` in a class that sets self.device only there: the
+    fix must not read `self.device` before it exists (it became `self.device = self.device`).
+    Later uses may read it: the fixed assignment has set it by then."""
+    src = ('import torch\n\n\nclass Agent:\n    def __init__(self, model):\n'
+           '        self.device = torch.device("cuda")\n        self.model = model.cuda()\n')
+    fixed, _ = _fix(src, "2.7")
+    assert "self.device = self.device" not in fixed
+    assert ('self.device = torch.accelerator.current_accelerator(check_available=True) or '
+            'torch.device("cpu")\n') in fixed
+    assert "self.model = model.to(self.device)" in fixed
