@@ -63,7 +63,7 @@ NOOP = ('import torch\n\n\ndef f():\n    torch.cuda.empty_cache()  # free\n'
 def test_no_op_on_cpu_originals_stay_no_ops():
     # torch.cuda.empty_cache() does nothing without a GPU; torch.accelerator.empty_cache()
     # raises on the CPU-only wheel: the fix asks for an accelerator first
-    fixed, remaining = _fix(NOOP, "2.8", unsafe=False)
+    fixed, remaining = _fix(NOOP, "2.9", unsafe=False)
     assert remaining == []
     assert fixed == (
         'import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
@@ -180,7 +180,20 @@ def test_no_availability_guard_under_a_guard_that_established_cuda():
     src = ('import torch\n\n\ndef f():\n    if torch.cuda.is_available():\n'
            '        torch.cuda.synchronize()\n        return torch.cuda.max_memory_allocated()\n'
            '    return 0\n')
-    fixed, _ = _fix(src, "2.8", select=("DL401",))
+    fixed, _ = _fix(src, "2.9", select=("DL401",))
     assert fixed == ('import torch\n\n\ndef f():\n    if torch.accelerator.is_available():\n'
                      '        torch.accelerator.synchronize()\n'
                      '        return torch.accelerator.max_memory_allocated()\n    return 0\n')
+
+
+def test_the_device_is_never_taken_from_the_attribute_being_assigned():
+    """`self.device = torch.device("cuda")` in a class that sets self.device only there: the
+    fix must not read `self.device` before it exists (it became `self.device = self.device`).
+    Later uses may read it: the fixed assignment has set it by then."""
+    src = ('import torch\n\n\nclass Agent:\n    def __init__(self, model):\n'
+           '        self.device = torch.device("cuda")\n        self.model = model.cuda()\n')
+    fixed, _ = _fix(src, "2.7")
+    assert "self.device = self.device" not in fixed
+    assert ('self.device = torch.accelerator.current_accelerator(check_available=True) or '
+            'torch.device("cpu")\n') in fixed
+    assert "self.model = model.to(self.device)" in fixed

@@ -61,6 +61,26 @@ def test_custom_profile_inherits_roles_it_does_not_set(tmp_path):
     assert contents["DL501"] == "current_platform.dist_backend"
 
 
+def test_custom_profile_derives_the_device_roles_it_does_not_name(tmp_path):
+    """A project's `device` gives its device object and type too, on any target torch (the
+    torch profile's own forms need 2.6 or later)."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devlint]\nprofile = "mine"\ntarget-torch = "2.2"\n\n'
+        '[tool.devlint.profiles.mine]\n'
+        'device = { expr = "current_device()", import = "from mylib import current_device" }\n')
+    (tmp_path / "m.py").write_text(
+        "import torch as th\n\n\ndef f(d: th.device = th.device('cuda')):\n"
+        "    with th.autocast('cuda'):\n        return th.zeros(1, device='cuda', out=d)\n")
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--fix", "--unsafe-fixes",
+                        "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = (tmp_path / "m.py").read_text()
+    assert "d: th.device = th.device(current_device())" in out
+    assert "th.autocast(th.device(current_device()).type)" in out
+    assert "device=current_device()" in out
+    assert "from mylib import current_device" in out
+
+
 def test_bad_custom_profile_is_a_config_error(tmp_path):
     (tmp_path / "devlint.toml").write_text('[profiles.mine]\ndevise = "x"\n')
     (tmp_path / "m.py").write_text(SRC)

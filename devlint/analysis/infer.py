@@ -58,7 +58,10 @@ def _from_context(facts, node, where, role) -> Expr | None:
             return None
         return Expr("device", (), "the `device` in scope", False)
     klass = where.klass or _enclosing_class(facts, func)
-    if klass is not None and _self_param(func) and _class_sets(klass, "device"):
+    if klass is not None and _self_param(func) and _class_sets(klass, "device") \
+            and not _assigns_self_device(where.statement):
+        # (never from the attribute being assigned: `self.device = torch.device("cuda")`
+        # would become `self.device = self.device`)
         return Expr(_as_role("self.device", role), (),
                     "`self.device`, which the class sets", False)
     read = _device_read(facts, func, node, ok)
@@ -66,6 +69,19 @@ def _from_context(facts, node, where, role) -> Expr | None:
         return Expr(_as_role(f"{read}.device", role), (),
                     f"the device of `{read}`, which the function already reads", False)
     return None
+
+
+def _assigns_self_device(stmt) -> bool:
+    """The statement stores `self.device` (the value being fixed is what sets it)."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        targets = [stmt.target]
+    else:
+        return False
+    return any(isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.ctx, ast.Store)
+               and isinstance(n.value, ast.Name) and n.value.id == "self"
+               for t in targets for n in ast.walk(t))
 
 
 def _enclosing_class(facts, func):

@@ -304,7 +304,32 @@ def _custom_profile(name: str, items) -> Profile:
             test_roles[key[len("tests."):]] = r
         else:
             roles[key] = r
+    given = {k for k in data if "." not in k}
+    roles.update(derived_roles({k: roles[k] for k in given}))
+    test_roles.update(derived_roles(test_roles))
     return Profile(name, roles, test_roles, api, test_api)
+
+
+def derived_roles(given: dict) -> dict:
+    """The device roles a project did not name, written with the ones it did: its device as a
+    `torch.device` (`{torch}.device(<device>)`), its device's type (`{torch}.device(<device>)
+    .type`), its device type as a device. These forms need nothing from torch's version table
+    (torch.device takes a device, a `torch.device` or a type string on every release), so they
+    stand before the extended profile's, which may need a newer torch than the project's."""
+    def one(role):
+        r = given.get(role)
+        return r if isinstance(r, RoleExpr) else None
+
+    out = {}
+    dev, typ, obj = one("device"), one("device-type"), one("device-object")
+    if dev is None and typ is not None:
+        out["device"] = typ
+    if obj is None and (dev or typ) is not None:
+        src = dev or typ
+        out["device-object"] = RoleExpr(f"{{torch}}.device({src.expr})", src.imports)
+    if typ is None and dev is not None:
+        out["device-type"] = RoleExpr(f"{{torch}}.device({dev.expr}).type", dev.imports)
+    return out
 
 
 _IMPORT_BINDS = re.compile(r"^\s*(?:from\s+(\S+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?|import\s+(\S+?)(?:\s+as\s+(\w+))?)\s*$")

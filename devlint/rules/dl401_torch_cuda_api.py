@@ -204,10 +204,10 @@ class TorchCudaApi(Rule):
         Invalid("import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
                 "    torch.cuda.set_device(0)\n",
                 "import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
-                "    torch.accelerator.set_device_idx(0)\n"),
+                "    torch.accelerator.set_device_index(0)\n"),
         # the guard of a conditional expression
         Invalid('import torch\nd = torch.cuda.current_device() if torch.cuda.is_available() else "cpu"\n',
-                'import torch\nd = torch.accelerator.current_device_idx() if torch.accelerator.is_available() else "cpu"\n'),
+                'import torch\nd = torch.accelerator.current_device_index() if torch.accelerator.is_available() else "cpu"\n'),
         # excluding the CPU, or only the CPU besides CUDA, is no ladder
         Invalid('import torch\nif torch.cuda.is_available():\n    d = "cuda"\nelif d == "cpu":\n'
                 '    pass\n', None),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ALL = ("2.6", "2.7", "2.8", "2.10")
+ALL = ("2.6", "2.7", "2.8", "2.9", "2.10")
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,9 @@ class Snippet:
     source: str
     targets: tuple = ALL
     profile: str = "torch"
+    # a `[tool.devlint]` configuration the snippet is fixed with (a project's own roles, as
+    # `devlint init` writes them); its profile replaces `profile`
+    config: str = ""
 
 
 S = Snippet
@@ -220,7 +223,7 @@ def step():
 
 print(step())
 '''),
-    # torch.get_device_module() forms (target 2.6-2.7 where torch.accelerator lacks the API)
+    # torch.get_device_module() forms (target 2.6-2.8 where torch.accelerator lacks the API)
     S("dl401-device-module-memory", '''import torch
 
 
@@ -233,7 +236,7 @@ def measure(n):
 
 
 print(measure(4))
-''', ("2.6", "2.7")),
+''', ("2.6", "2.7", "2.8")),
     S("dl401-rng-restore", '''import torch
 torch.manual_seed(0)
 torch.cuda.set_rng_state(torch.get_rng_state())
@@ -251,7 +254,7 @@ reserved = torch.cuda.memory_reserved()
 stats = torch.cuda.memory_stats()
 print(before >= 0, peak >= 0, reserved >= 0, isinstance(stats, dict))
 if False: torch.cuda.empty_cache()
-''', ("2.8", "2.10")),
+'''),
     S("dl401-mem-get-info", '''import torch
 free, total = torch.cuda.mem_get_info()
 print(0 <= free <= total)
@@ -306,6 +309,32 @@ print(r.testsRun, len(r.failures), len(r.errors), len(r.skipped))
 s = torch.cuda.current_stream()
 s.synchronize()
 print(True)
+'''),
+    # a project's device layer (`devlint init`'s roles): the device-object and device-type
+    # forms derived from its `device` role, right on every torch release (even below 2.6)
+    S("dl103-project-device-derived", '''import torch
+
+
+def get_current_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    if hasattr(torch, "xpu") and torch.xpu.is_available():
+        return torch.device("xpu", torch.xpu.current_device())
+    return torch.device("cpu")
+
+
+def zeros(n, device: torch.device = torch.device("cuda")):
+    return torch.zeros(n, device=device)
+
+
+with torch.autocast("cuda", enabled=False):
+    x = zeros(3)
+print(x.sum().item(), x.dtype)
+''', ("2.2", "2.6"), config='''[tool.devlint]
+profile = "proj"
+[tool.devlint.profiles.proj]
+extends = "torch"
+device = { expr = "get_current_device()", import = "from snippet import get_current_device" }
 '''),
     # DL402 cuda-stream-event
     S("dl402-stream-event", '''import torch

@@ -103,18 +103,34 @@ def build_cases(targets=None) -> tuple[list[Case], list[str]]:
     from devlint.api import fix_source
     from devlint.rules import registry
 
-    targets = tuple(targets or ALL)
+    only = tuple(targets) if targets else None  # else each snippet's own targets
     cases: list[Case] = []
     notes: list[str] = []
 
-    def add(cid, kind, rule, src, profile, ts, select=None):
+    def add(cid, kind, rule, src, profile, ts, select=None, config=""):
         seen = {}
+        settings = None
+        if config:
+            import tempfile
+
+            from devlint.api import settings_for
+
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "pyproject.toml")
+                with open(path, "w") as f:
+                    f.write(config)
+                settings = settings_for(os.path.join(d, "snippet.py"), path)
         for t in ts:
-            if t not in targets:
+            if only is not None and t not in only:
                 continue
             kw = {"select": select} if select else {}
-            fixed, _, failures = fix_source(src, "snippet.py", unsafe=True, profile=profile,
-                                            target_torch=t, **kw)
+            if settings is not None:
+                from dataclasses import replace
+
+                kw["settings"] = replace(settings, target_torch=t)
+            else:
+                kw.update(profile=profile, target_torch=t)
+            fixed, _, failures = fix_source(src, "snippet.py", unsafe=True, **kw)
             if failures:
                 raise AssertionError(f"{cid}@{t}: fix reverted: {failures}")
             if fixed == src or fixed in seen:
@@ -138,7 +154,7 @@ def build_cases(targets=None) -> tuple[list[Case], list[str]]:
                 ALL, select=(rule.code,))
     for sn in SNIPPETS:
         add(sn.name, "snippet", sn.name.split("-")[0].upper(), sn.source, sn.profile,
-            sn.targets)
+            sn.targets, config=sn.config)
     return cases, notes
 
 
