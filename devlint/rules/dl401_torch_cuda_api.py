@@ -190,7 +190,7 @@ class TorchCudaApi(Rule):
         Invalid('import torch\nif torch.cuda.is_available():\n    i = torch.cuda.current_device()\n'
                 '    sd = torch.load(f, map_location=lambda s, loc: s.cuda(i))\n',
                 'import torch\nif torch.accelerator.is_available():\n'
-                '    i = torch.accelerator.current_device_idx()\n'
+                '    i = torch.accelerator.current_device_index()\n'
                 '    sd = torch.load(f, map_location=lambda s, loc: s.to(device=torch.device('
                 'torch.accelerator.current_accelerator().type, i)))\n'),
         # housekeeping beside a step with a generic form: the guard is the finding (no fix:
