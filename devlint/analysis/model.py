@@ -6,6 +6,7 @@ principles `FileFacts` asks about its scopes)."""
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ from devlint.evidence.dead_default import default_of
 from devlint.evidence.not_a_device import never_runs_reason
 from devlint.evidence.vocabulary import (
     _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
+)
+from devlint.analysis.walk import (
+    STATEMENT_LIKE, child_statements, first_row, own_parents, parents, spans, statement_parents,
+    statements,
 )
 from devlint.source import Locator
 
@@ -149,7 +154,8 @@ class FileFacts:
                                          or never_runs_reason(scope, self.path)
                                          or self._twin(scope, w.klass)
                                          or stand_in_reason(scope, self.memo(
-                                             "stand-ins", lambda: api_stand_ins(self.tree)),
+                                             "stand-ins", lambda: api_stand_ins(
+                                                 self.tree, self.statements())),
                                              self.path, w.klass))
             if self._scope_memo[key]:
                 return self._scope_memo[key]
@@ -215,17 +221,51 @@ class FileFacts:
 
     def _all_imports(self) -> dict:
         out: dict = {}
-        collect_imports([n for n in ast.walk(self.tree)
+        collect_imports([n for n in self.statements()
                          if isinstance(n, (ast.Import, ast.ImportFrom))], out)
         return out
 
+    def statements(self) -> list:
+        """Every statement of the tree in `ast.walk` order (and the except handlers and match
+        cases holding some), found without visiting expressions; computed once."""
+        return self.memo("statements", lambda: statements(self.tree))
+
     def tree_parent(self, node):
         """The parent of any node of the tree (`get_parent` knows only the nodes the descent
-        visited); the map is built once, on first use."""
-        def build():
-            return {id(c): n for n in ast.walk(self.tree) for c in ast.iter_child_nodes(n)}
+        visited). A statement's comes from the statement walk; another node's from the
+        innermost statement around its line (descending from the module by rows; a map of
+        each statement's own expressions is built on first use); what has no line
+        (contexts, operators, `arguments`) from a map of the whole tree."""
+        full = self._scope_memo.get("tree_parents")
+        if full is not None:
+            return full.get(id(node))
+        if isinstance(node, STATEMENT_LIKE):
+            return self.memo("statement_parents",
+                             lambda: statement_parents(self.tree)).get(id(node))
+        row = getattr(node, "lineno", None)
+        if row is not None and self.tree is not None:
+            body = self.tree.body
+            firsts = self.memo("top_firsts", lambda: [first_row(s) for s in body])
+            j = bisect.bisect_right(firsts, row) - 1
+            while j >= 0 and (body[j].end_lineno or body[j].lineno) >= row:
+                found = self._parent_within(body[j], node, row)
+                if found is not None:
+                    return found
+                j -= 1
+        return self.memo("tree_parents", lambda: parents(self.tree)).get(id(node))
 
-        return self.memo("tree_parents", build).get(id(node))
+    def _parent_within(self, stmt, node, row: int):
+        """The parent of `node` (on `row`) if `stmt` holds it: among the statement's own
+        expressions, else in the nested statement(s) spanning the row."""
+        found = self.memo(("own_parents", id(stmt)), lambda: own_parents(stmt)).get(id(node))
+        if found is not None:
+            return found
+        for child in self.memo(("child_statements", id(stmt)), lambda: child_statements(stmt)):
+            if spans(child, row):
+                found = self._parent_within(child, node, row)
+                if found is not None:
+                    return found
+        return None
 
     def memo(self, key, compute):
         """A per-file value computed once, on first use (most files never need it)."""

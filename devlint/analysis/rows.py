@@ -33,7 +33,7 @@ def hot_rows(facts: FileFacts) -> list[int]:
     """Rows holding a trigger token, or a name imported from torch.cuda under another name."""
     text = facts.text
     starts = facts.locator._starts
-    rows = set(_token_rows(TRIGGER_TOKEN, text, starts))
+    rows = _trigger_rows(text, starts)
     extra = [name for name, qual in facts.aliases.items()
              if qual.startswith("torch.cuda") and "cuda" not in name.lower()]
     extra += _nested_cuda_imports(text)
@@ -59,6 +59,29 @@ def _nested_cuda_imports(text: str) -> list:
             if name.isidentifier() and "cuda" not in name.lower():
                 out.append(name)
     return out
+
+
+# TRIGGER_TOKEN's alternatives (it ignores case): a substring search of the lowered text finds
+# the same rows, ~10x faster than the case-insensitive regex. No character outside ASCII
+# matches one of their letters under re.IGNORECASE or lowers to one, and the only character
+# whose lower() is longer is U+0130: with it absent, offsets in the lowered text are the text's.
+_TOKENS = ("cuda", "nccl", "hccl", "xccl", "gloo")
+
+
+def _trigger_rows(text: str, starts: list) -> set:
+    """set(_token_rows(TRIGGER_TOKEN, text, starts))."""
+    low = text.lower()
+    if len(low) != len(text):
+        return set(_token_rows(TRIGGER_TOKEN, text, starts))
+    end = len(low)
+    rows = set()
+    for needle in _TOKENS:
+        i = low.find(needle)
+        while i != -1:
+            row = bisect.bisect_right(starts, i)
+            rows.add(row)
+            i = low.find(needle, starts[row] if row < len(starts) else end)
+    return rows
 
 
 def _token_rows(pattern, text: str, starts: list):

@@ -85,7 +85,7 @@ def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
     for d in diags:
         stmt_rows.append(_statement_row(facts, d))
         d.scope = _module_function(facts, d.location[0])
-    sups = suppression.parse_suppressions(text)
+    sups = suppression.parse_suppressions(text, tree=tree)
     diags = suppression.apply_suppressions(diags, sups, stmt_rows)
     if facts.guard_extent:
         extend_guards(facts, diags)

@@ -1,6 +1,7 @@
 """`# noqa`, `# devlint: ignore[...]` and `# devlint: file-ignore[...]` comments."""
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
@@ -40,13 +41,18 @@ def _codes(text: str | None) -> tuple[str, ...] | None:
 _CANDIDATE_LINE = re.compile(r"(?m)^[^\n]*#[^\n]*(?:(?i:noqa)|devlint:)[^\n]*")
 
 
-def comments(text: str):
+def comments(text: str, tree=None):
     """(row, offset, comment text, other rows it speaks for) of the comments that may
-    suppress something."""
+    suppress something. tree: the text's `ast` module, when the caller parsed it."""
     if '"""' in text or "'''" in text:
         # A line inside a triple-quoted string can look like code with a comment, and a
         # comment after a closing triple quote is not on a line that tokenizes alone: only
-        # the whole file tells them apart.
+        # the whole file tells them apart (or the top-level statements holding such lines).
+        if tree is not None:
+            try:
+                return list(_comments_by_statement(text, tree))
+            except (tokenize.TokenError, IndentationError, SyntaxError):
+                pass
         try:
             return list(_comments_whole_file(text))
         except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -61,7 +67,51 @@ _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 def _comments_whole_file(text: str):
     from devlint.source import Locator
 
+    yield from _comments_tokenized(text, Locator(text))
+
+
+# a suppression comment holds one of these (a superset: `_may_suppress` is case-sensitive
+# for `devlint:`)
+_SUPPRESSION_WORD = re.compile(r"(?i)noqa|devlint:")
+
+
+def _comments_by_statement(text: str, tree):
+    """What `_comments_whole_file` yields, tokenizing only the top-level statements (with
+    the comments and blank lines after them) whose rows hold a suppression word: a top-level
+    statement starts a logical line outside any bracket or string, where the tokenizer's
+    state is the one it has at the start of a file (the dedents it owes yield no comment).
+    The tokens keep the whole file's rows and offsets; a part that does not tokenize makes
+    the caller tokenize the whole file."""
+    from devlint.source import Locator
+
     loc = Locator(text)
+    starts = loc._starts
+    rows = sorted({bisect.bisect_right(starts, m.start())
+                   for m in _SUPPRESSION_WORD.finditer(text)})
+    if not rows:
+        return
+    bounds = [1]
+    for stmt in tree.body:
+        first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        # a line ended by a backslash joins the next one: no boundary after it
+        if first > bounds[-1] and not loc.line(first - 1).endswith("\\"):
+            bounds.append(first)
+    i = 0
+    for k, first in enumerate(bounds):
+        nxt = bounds[k + 1] if k + 1 < len(bounds) else None
+        while i < len(rows) and rows[i] < first:
+            i += 1
+        if i == len(rows):
+            return
+        if nxt is not None and rows[i] >= nxt:
+            continue
+        end = loc.line_start(nxt) if nxt is not None else len(text)
+        yield from _comments_tokenized(text[loc.line_start(first):end], loc, first - 1)
+
+
+def _comments_tokenized(text: str, loc, row_offset: int = 0):
+    """The suppression comments of `text`: the whole file, or the part of it that starts
+    after `row_offset` rows (`loc` is the whole file's Locator)."""
     open_fstrings: list = []
     closed_on: dict = {}  # row -> first row of a multi-line string closing on it
     for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
@@ -76,7 +126,8 @@ def _comments_whole_file(text: str):
         elif tok.type == tokenize.COMMENT and _may_suppress(tok.string):
             row, col = tok.start
             first = closed_on.get(row, row)
-            yield row, loc.line_start(row) + col, tok.string, tuple(range(first, row))
+            yield (row + row_offset, loc.line_start(row + row_offset) + col, tok.string,
+                   tuple(range(first + row_offset, row + row_offset)))
 
 
 def _may_suppress(comment: str) -> bool:
@@ -105,15 +156,48 @@ def _comments_by_line(text: str):
 _RELEVANT = re.compile(r"(?i)#\s*noqa(?!\s*:)|noqa\s*:[^\n]*\bDL\d|devlint:")
 
 
-def parse_suppressions(text: str, every_noqa: bool = False) -> list[Suppression]:
+_RELEVANT_CODES = re.compile(r"(?i)noqa\s*:[^\n]*\bDL\d")  # _RELEVANT's second alternative
+
+
+def _has_relevant(text: str) -> bool:
+    """`_RELEVANT.search(text) is not None`. Every match holds `noqa` or `devlint:` (in any
+    case): only those places are looked at (the case-insensitive search of the whole text cost
+    more than the rest of the suppression scan). Outside ASCII only U+0130 and U+0131 match
+    one of their letters under re.IGNORECASE (`i`), and only U+0130 lowers to more than one
+    character: without them, the lowered text has the same offsets and the same matches."""
+    if "\u0130" in text or "\u0131" in text:
+        return _RELEVANT.search(text) is not None
+    low = text.lower()
+    if "devlint:" in low:
+        return True
+    i = low.find("noqa")
+    while i != -1:
+        if _RELEVANT_CODES.match(text, i):
+            return True
+        # `#\s*noqa(?!\s*:)`: a `#` and only whitespace before, no colon after
+        j = i - 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        if j >= 0 and text[j] == "#":
+            k = i + 4
+            while k < len(text) and text[k].isspace():
+                k += 1
+            if k == len(text) or text[k] != ":":
+                return True
+        i = low.find("noqa", i + 1)
+    return False
+
+
+def parse_suppressions(text: str, every_noqa: bool = False, tree=None) -> list[Suppression]:
     """The suppression comments of a file; only those that can concern devlint unless
-    `every_noqa` (`--add-noqa` merges its codes into any existing `# noqa: X`)."""
-    if not every_noqa and _RELEVANT.search(text) is None:
+    `every_noqa` (`--add-noqa` merges its codes into any existing `# noqa: X`). tree: the
+    text's `ast` module, when the caller parsed it (fewer lines to tokenize)."""
+    if not every_noqa and not _has_relevant(text):
         return []
     if every_noqa and "devlint:" not in text and not re.search(r"(?i)noqa", text):
         return []
     out = []
-    for row, off, comment, also in comments(text):
+    for row, off, comment, also in comments(text, tree):
         for m in _NOQA.finditer(comment):
             out.append(Suppression(row, off + m.start(), off + m.end(), _codes(m.group("codes")),
                                    "noqa", also_rows=also))

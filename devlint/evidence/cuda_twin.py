@@ -53,13 +53,14 @@ def defined_functions(body) -> dict:
     return {s.name: s.lineno for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def api_stand_ins(tree) -> dict:
+def api_stand_ins(tree, statements=None) -> dict:
     """{function name: line} of the `torch.<...cuda...> = name` assignments (at any depth: an
-    `install()` function often does it)."""
+    `install()` function often does it). statements: the tree's statements in `ast.walk`
+    order, when the caller has them (assignments are statements)."""
     out: dict = {}
     if tree is None:
         return out
-    for st in ast.walk(tree):
+    for st in ast.walk(tree) if statements is None else statements:
         if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)):
             continue
         for t in st.targets:

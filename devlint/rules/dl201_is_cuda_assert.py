@@ -5,6 +5,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix, role_expr
+from devlint.analysis.walk import statements
 from devlint.rules._device import cuda_tests, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -123,11 +124,11 @@ class IsCudaAssert(Rule):
         if ".is_cuda" not in facts.text or facts.tree is None:
             return
         seen = set()
-        for fn in ast.walk(facts.tree):
+        for fn in facts.statements():  # the ifs and assignments looked at are statements
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             enforced = set()
-            for n in ast.walk(fn):
+            for n in statements(fn):
                 if isinstance(n, ast.If) and isinstance(n.test, ast.UnaryOp) \
                         and isinstance(n.test.op, ast.Not) \
                         and isinstance(n.test.operand, ast.Name) and n.body \
@@ -135,7 +136,7 @@ class IsCudaAssert(Rule):
                     enforced.add(n.test.operand.id)
             if not enforced:
                 continue
-            for n in ast.walk(fn):
+            for n in statements(fn):
                 values = []
                 if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.BitAnd) \
                         and isinstance(n.target, ast.Name) and n.target.id in enforced:

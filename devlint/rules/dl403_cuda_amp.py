@@ -226,7 +226,7 @@ class CudaAmp(Rule):
         import is removed."""
         if "torch.cuda" not in facts.text or facts.tree is None:
             return
-        for stmt in ast.walk(facts.tree):
+        for stmt in facts.statements():
             if not isinstance(stmt, ast.ImportFrom) or stmt.level:
                 continue
             if stmt.module != "torch.cuda.amp":

@@ -1,0 +1,111 @@
+"""The engine's fast paths give the answers of the slow code they replace (docs/performance.md).
+
+Each shortcut is checked against its reference on the package's own sources, the fixtures and
+hand-written edge cases: the statement walk against `ast.walk`, the local parent lookup
+against a map of the whole tree, the substring scans against the case-insensitive regexes,
+the line starts against the newline regex, and the comments found by tokenizing only the
+top-level statements that hold a suppression word against tokenizing the whole file.
+"""
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+from devlint.analysis.model import FileFacts
+from devlint.analysis.prefilter import TRIGGER_TOKEN
+from devlint.analysis.rows import _token_rows, _trigger_rows
+from devlint.analysis.walk import STATEMENT_LIKE, statements
+from devlint.engine.suppression import _RELEVANT, _has_relevant, comments
+from devlint.source import _NEWLINE, Locator
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EDGE_CASES = [
+    '"""doc # noqa"""\nx = 1  # noqa\n',
+    'x = """\n# noqa: DL101\n"""  # noqa\ny = 2\n',
+    's = f"""{1}\n# devlint: ignore\n"""  # devlint: ignore[DL101]\n',
+    '@dec  # noqa\ndef f():\n    """x"""\n    return 1  # NOQA\n# trailing # noqa\n',
+    "x = 1 + \\\n    2  # noqa\n'''a'''\n",
+    "if x:\n    pass\n# noqa\n  # noqa: DL1\n'''\n# noqa\n'''\n",
+    "x = 1; y = '''\n'''  # noqa\nz = 3\n",
+    "class A:\n    '''d'''\n    def f(self):  # noqa\n        return '# noqa'\n",
+    "a = 1\r\nb = '''\r\n# noqa\r\n'''  # noqa\r\n",
+    "a = 1\rb = '''\r# noqa\r'''  # noqa\r",
+    "match x:\n    case 1:  # noqa\n        '''s'''\n    case _:\n        pass\n",
+    "try:\n    pass\nexcept E:  # noqa\n    '''x'''\nfinally:\n    pass\n",
+    "x = [\n    1,  # noqa\n]\n'''a'''\n",
+    "def f(\n    a,  # noqa: DL103\n):\n    '''d'''\n",
+]
+
+
+def _sources():
+    paths = sorted((ROOT / "devlint").rglob("*.py")) + sorted((ROOT / "fixtures").rglob("*.py"))
+    out = []
+    for p in paths:
+        try:
+            text = p.read_text(encoding="utf-8")
+            ast.parse(text)
+        except (UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        out.append(text)
+    return out + EDGE_CASES
+
+
+SOURCES = _sources()
+
+
+def test_there_are_sources():
+    assert len(SOURCES) > 50
+
+
+def test_statements_is_ast_walk_filtered():
+    for text in SOURCES:
+        tree = ast.parse(text)
+        assert statements(tree) == [tree] + [n for n in ast.walk(tree)
+                                             if isinstance(n, STATEMENT_LIKE)]
+
+
+def test_tree_parent_is_the_whole_tree_map():
+    for text in SOURCES[::4] + EDGE_CASES:
+        tree = ast.parse(text)
+        full = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        facts = FileFacts("x.py", text, "torch", None, None, tree, {})
+        nodes = list(ast.walk(tree))
+        for node in nodes[::3]:  # nodes with a line first: answered without the whole map
+            if hasattr(node, "lineno"):
+                assert facts.tree_parent(node) is full.get(id(node))
+        assert "tree_parents" not in facts._scope_memo
+        for node in nodes[1::7]:
+            assert facts.tree_parent(node) is full.get(id(node))
+
+
+def _random_texts(parts, n, seed):
+    rng = random.Random(seed)
+    return ["".join(rng.choice(parts) for _ in range(rng.randint(0, 12))) for _ in range(n)]
+
+
+_PARTS = ["#", " ", "\n", "\r\n", "\r", "noqa", "NoQA", "nOqA", ":", "DL1", "dl2", "DLx", "x",
+          "\t", "\x1c", "devlint:", "DEVLINT:", "devl", "nt:", "CUDA", "cu", "da", "NCCL", "gloo",
+          "é", "\u0130", "\u0131", "\f", "\u212a", "\u017f", "\u2028", "\u00a0"]
+
+
+def test_substring_scans_match_the_regexes():
+    for text in SOURCES + _random_texts(_PARTS, 20000, 17):
+        assert _has_relevant(text) == (_RELEVANT.search(text) is not None), text
+        starts = Locator(text)._starts
+        assert _trigger_rows(text, starts) == set(_token_rows(TRIGGER_TOKEN, text, starts)), text
+
+
+def test_line_starts_match_the_newline_regex():
+    parts = ["a", "\n", "\r", "\r\n", "é", "\x0c", "\u2028", "", "\x0b"]
+    for text in SOURCES + _random_texts(parts, 20000, 5):
+        assert Locator(text)._starts == [0, *[m.end() for m in _NEWLINE.finditer(text)]]
+
+
+def test_comments_by_statement_match_the_whole_file():
+    for text in SOURCES:
+        tree = ast.parse(text)
+        assert comments(text, tree) == comments(text)
+    # the edge cases do find comments (the comparison is not between two empty lists)
+    assert all(comments(text, ast.parse(text)) for text in EDGE_CASES)
