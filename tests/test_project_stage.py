@@ -371,3 +371,26 @@ def test_warm_runs_reuse_the_store_and_agree_with_cold_ones(tmp_path):
     write(tmp_path, {"pkg/other.py": "from pkg.kernels import swap\n\nswap(None)\n"})
     _age(tmp_path)
     assert findings(tmp_path, extra=cache) == findings(tmp_path) != cold
+
+
+def test_a_default_every_call_in_the_package_overrides_is_dead(tmp_path):
+    """package-default: a library function's default that no call in the package uses."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "quant.py").write_text(
+        'import torch\n\n\ndef replace(model, device: str = "cuda:0"):\n'
+        '    return model.to(device)\n\n\ndef public(model, device="cuda"):\n'
+        '    return model.to(device)\n')
+    (pkg / "use.py").write_text(
+        "from pkg.quant import public, replace\n\n\ndef load(m, d):\n"
+        "    return replace(m, device=d), public(m, d), public(m)\n")
+    r = subprocess.run([sys.executable, "-m", "devlint", "check", "--no-cache",
+                        "--output-format", "json", "--show-exempt", "pkg"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    data = json.loads(r.stdout)
+    assert [(f["filename"], f["location"]["row"]) for f in data["findings"]] == [
+        ("pkg/quant.py", 8)]  # `public(m)` uses the default
+    [dead] = [e for e in data["exempt"] if e["principle"] == "package-default"]
+    assert (dead["filename"], dead["location"]["row"], dead["evidence"]) == (
+        "pkg/quant.py", 4, "pkg/quant.py:4")

@@ -8,13 +8,16 @@ import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
 from devlint.evidence.capability_gate import capability_reason
+from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
     GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, ladder_else_reason, ladder_test_reason, other_accelerator_test,
+    _CUDA_ARM_QUERIES, CUDA_AVAILABLE_NAME, ladder_else_reason, ladder_test_reason,
+    other_accelerator_test,
 )
+from devlint.evidence.sibling_platforms import GAP, sibling_reason
 
 
 def _called_name(call) -> str:
@@ -62,9 +65,42 @@ class GuardTests:
         if isinstance(test, ast.Call):
             func = test.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if name in _CUDA_ARM_QUERIES or (self.f.qualname(func) or "") in _CUDA_ARM_QUERIES:
+            if name in _CUDA_ARM_QUERIES or (self.f.qualname(func) or "") in _CUDA_ARM_QUERIES \
+                    or CUDA_AVAILABLE_NAME.match(name or ""):
                 return "cuda"
         return None
+
+    def _mark_siblings(self, body) -> None:
+        """`if torch.cuda.is_available(): ...` (or a flag assigned from it) beside a statement
+        for another accelerator (`devlint.evidence.sibling_platforms`): the CUDA statement's
+        test and body are CUDA's own."""
+        kinds = []
+        for st in body:
+            test = None
+            if isinstance(st, ast.If):
+                test = st.test
+            elif isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name):
+                test = st.value
+            kind = self._platform_query(test) if test is not None else None
+            if kind == "other" and any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
+                                       for n in ast.walk(test)):
+                kind = None  # excluding a platform is not handling it
+            kinds.append(kind)
+        if "cuda" not in kinds or "other" not in kinds:
+            return
+        for i, (st, kind) in enumerate(zip(body, kinds)):
+            if kind != "cuda" or id(st) in self.ladder_tests:
+                continue
+            near = range(max(0, i - GAP - 1), min(len(body), i + GAP + 2))
+            other = next((body[j] for j in near if kinds[j] == "other"), None)
+            if other is None:
+                continue
+            why = sibling_reason(other, self.f.path)
+            self.ladder_tests[id(st)] = why
+            if isinstance(st, ast.If):
+                self.dispatch_arms.add(id(st))
+                self.arm_reasons[id(st)] = why
 
     def _mark_dispatch(self, head: ast.If) -> None:
         """Record the arms of an if/elif chain that also has an arm for another accelerator
@@ -146,6 +182,8 @@ class GuardTests:
                 return True, False, None
             if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
                 return True, False, None
+        if is_backend_test(test):  # `"CUDAExecutionProvider" in providers`
+            return True, False, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op = test.ops[0]
             sides = (test.left, test.comparators[0])
@@ -191,6 +229,8 @@ class GuardTests:
             if isinstance(v, ast.Call) and is_capability_name(_called_name(v)) or (
                     isinstance(v, ast.Compare) and self._capability(v.left)):
                 return capability_reason(v, self.f.path)
+            if is_backend_test(v) and isinstance(node.op, ast.And):
+                return backend_reason(v, self.f.path)
         return None
 
     def _skip_gate(self, stmt):

@@ -15,6 +15,7 @@ from devlint.analysis.rows import hot_rows, leading_rows
 from devlint.evidence.cuda_only_module import (
     _cuda_only_reason, _profile_folder_reason, _runtime_reason, _vendor_family_reason,
 )
+from devlint.evidence.stated_requirement import stated_requirement_reason
 
 
 def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) -> FileFacts:
@@ -31,7 +32,8 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     by_path = getattr(settings, "skip_cuda_only_paths", True)
     facts.cuda_only = (_cuda_only_reason(path, tree, by_path=by_path)
                        or (_profile_folder_reason(path, profile) if by_path else None)
-                       or _runtime_reason(tree, text, path))
+                       or _runtime_reason(tree, text, path)
+                       or stated_requirement_reason(tree, path))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True,
                                                              by_path=by_path)
                         or (_vendor_family_reason(path) if by_path else None))

@@ -76,6 +76,9 @@ _ACC = "|".join(sorted(ACCELERATORS, key=len, reverse=True))
 _OTHER_NAME = re.compile(
     rf"(?i)^_*(?:(?:is|has|use|with|on)_(?:torch_)?(?:{_ACC})(?:_(?:is_)?available|_backend)?"
     rf"|(?:torch_)?(?:{_ACC})_(?:is_)?available)$")
+# a project's CUDA availability helper (`is_torch_cuda_available()`, `is_cuda_available()`):
+# one arm of a ladder whose other arms ask the project's helpers about other accelerators
+CUDA_AVAILABLE_NAME = re.compile(r"(?i)^_*is_(?:torch_)?cuda_(?:is_)?available$")
 _DEVICE_VALUE = re.compile(rf"(?i)^(?:{_ACC})(?::\d+)?$")
 
 

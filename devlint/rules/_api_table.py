@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from devlint.diagnostics import Edit
+from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.analysis.model import simple_name
 from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, parens_redundant
 from devlint.profiles import get_profile
@@ -26,12 +26,12 @@ def table_findings(rule, facts, annotations_when_constructed=False):
 
     Only uses count: calls (and constructions). A bare reference (`orig = torch.cuda.Stream`,
     saved before a monkeypatch) is not one, nor is code under a CUDA guard. Annotations are
-    not findings either, except (with `annotations_when_constructed`) the annotation of a
-    variable or attribute (not of a parameter or return) that names a class the file
-    constructs in a reported use, or whose target the file assigns a construction of that
-    class: the annotation must follow that constructor's fix, or the file's declared types
-    disagree with its objects (`self.pool: list[torch.cuda.Event] = []` beside
-    `torch.cuda.Event()` rewritten to `torch.Event()`)."""
+    never findings of their own (`not-a-device`): with `annotations_when_constructed`, the
+    annotation of a variable or attribute (not of a parameter or return) that names a class
+    the file constructs in a reported use rides on that construction's fix, so the file's
+    declared types follow its objects (`self.pool: list[torch.cuda.Event] = []` beside
+    `torch.cuda.Event()` rewritten to `torch.Event()`). An annotation whose construction is
+    not reported (under a CUDA guard) changes with nothing."""
     if facts.cuda_alike:
         return
     table = entries_by_name(rule.code)
@@ -39,22 +39,29 @@ def table_findings(rule, facts, annotations_when_constructed=False):
         return
     target = target_of(facts)
     annotations = [] if annotations_when_constructed else None
-    reported = set()
-    for qual, diag in _table_uses(rule, facts, table, target, annotations):
-        reported.add(qual)
+    found = list(_table_uses(rule, facts, table, target, annotations))
+    for _, diag in found:
         diag.table_api = True
-        yield diag
-    if not annotations:
-        return
-    tied = _constructed_targets(facts)
-    for node, par, qual, entries in annotations:
-        key = _annotated_target(facts, node)
-        if key is None:
+    for node, par, qual, entries in annotations or ():
+        if _annotated_target(facts, node) is None:
             continue  # parameters and returns only describe values made elsewhere
-        if qual in reported or qual in tied.get(key, ()):
-            diag = _finding(rule, facts, node, par, best_entry(entries, target), target)
-            diag.table_api = True
-            yield diag
+        host = next((d for q, d in found if q == qual and d.fix is not None), None)
+        if host is None:
+            continue  # no reported construction of the class: the annotation stays
+        ann = _finding(rule, facts, node, par, best_entry(entries, target), target)
+        if ann.fix is not None:
+            host.fix = _with_edits(host.fix, ann.fix)
+    for _, diag in found:
+        yield diag
+
+
+def _with_edits(fix: Fix, other: Fix) -> Fix:
+    """`fix` that also makes `other`'s edits (an annotation tied to the construction), as safe
+    as the less safe of the two."""
+    order = [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY]
+    worst = max(fix.applicability, other.applicability, key=order.index)
+    edits = tuple(dict.fromkeys(fix.edits + other.edits))
+    return Fix(worst, fix.message, edits)
 
 
 def target_of(facts):

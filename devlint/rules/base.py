@@ -35,8 +35,10 @@ class Valid:
 # The principles (devlint.evidence.PRINCIPLES) under which a rule leaves a candidate
 # unreported: in the file (`rules._device.skipped`), and in the package (the project stage)
 IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder",
-           "several-platforms", "capability-gate", "fast-path", "not-a-device", "print-only", "cuda-twin")
-IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda")
+           "several-platforms", "capability-gate", "fast-path", "not-a-device", "print-only", "cuda-twin",
+           "sibling-platforms", "cuda-backend", "stated-requirement", "abstract-default",
+           "cuda-only-arm", "compared-value")
+IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "package-default")
 # the table-API rules honour the same principles (under an established guard a table API is
 # no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant
 TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",)))

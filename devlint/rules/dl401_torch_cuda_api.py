@@ -82,6 +82,19 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # a function whose docstring says it wraps a CUDA-only stack (stated-requirement)
+        Valid('import torch\n\n\ndef _sparse_op(q):\n'
+              '    """Opaque wrapper around the CuTe-DSL block-sparse kernel."""\n'
+              '    with torch.cuda.device(q.device):\n        return kernel(q)\n'),
+        # CUDA and another accelerator handled side by side (sibling-platforms)
+        Valid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+              "if torch.xpu.is_available():\n    torch.xpu.empty_cache()\n"),
+        Valid("import torch\n\n\ndef f(cfg):\n    cuda_ok = torch.cuda.is_available()\n"
+              "    fa = cfg.fa and cuda_ok\n    xpu_ok = is_torch_xpu_available()\n"
+              "    return fa or xpu_ok\n"),
+        # a test for ONNX Runtime's CUDA-only provider (cuda-backend)
+        Valid("import torch\n\n\ndef gpu(available):\n"
+              "    return torch.cuda.is_available() and 'CUDAExecutionProvider' in available\n"),
         Valid("import torch\ntorch.accelerator.synchronize()\n"),
         Valid("class A:\n    def f(self):\n        self.cuda.synchronize()\n"),
         Valid("import torch\nok = 1 if torch.cuda.is_available() else 0\n"),
@@ -138,6 +151,12 @@ class TorchCudaApi(Rule):
               '    logger.warning("the model is spread over several GPUs")\n'),
     ]
     invalid = [
+        # the other accelerator's statement stands too far away to pair with the CUDA one
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+                "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",
+                "import torch\nif torch.accelerator.is_available():\n"
+                "    torch.get_device_module().empty_cache()\n"
+                "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n"),
         # the guard is the finding (not its body); its fix rewrites both, unsafely
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),

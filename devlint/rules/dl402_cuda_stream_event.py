@@ -18,7 +18,8 @@ class CudaStreamEvent(Rule):
     """
     ## What it does
     Flags CUDA-only stream and event objects: `torch.cuda.Stream(...)`, `torch.cuda.Event(...)`,
-    annotations naming them in files that construct them, and `with torch.cuda.stream(s):`.
+    and `with torch.cuda.stream(s):`. An annotation naming them is no finding of its own (it
+    changes nothing at run time): the fix of a construction in the same file rewrites it too.
 
     ## Why is this bad?
     `torch.cuda.Stream` and `torch.cuda.Event` exist only for CUDA; on XPU and other
@@ -43,8 +44,10 @@ class CudaStreamEvent(Rule):
     `torch.Stream` is a context manager from torch 2.7); below 2.7, `torch.cuda.stream(s)`
     becomes the current accelerator module's `torch.get_device_module().stream(s)` (torch
     >= 2.4; `torch.cuda` on CUDA, `torch.xpu`, `torch.cpu` without an accelerator, where it is a
-    no-op like `torch.cuda.stream` there). A bare annotation in a file that only
-    receives streams from elsewhere is not flagged.
+    no-op like `torch.cuda.stream` there). The annotations of variables and attributes that
+    name the class ride on the first reported construction's fix; a bare annotation in a file
+    that only receives streams from elsewhere, or constructs them only under a CUDA guard, is
+    left as it is.
 
     ## Fix safety
     Unsafe: the generic classes differ in details (`torch.Event`'s first positional argument is
@@ -68,11 +71,15 @@ class CudaStreamEvent(Rule):
         Valid("import torch\ncuda_stream = torch.cuda.Stream\ntorch.cuda.Stream = torch.xpu.Stream\n"),
         # an annotation of a target the file never constructs into
         Valid("import torch\nx: torch.cuda.Event | None = None\nx = make_event()\n"),
+        # an annotation whose construction stands under a CUDA guard (not-a-device)
+        Valid("import torch\n\n\nclass A:\n    S: torch.cuda.Stream = None\n\n"
+              "    def f(self):\n        if torch.cuda.is_available():\n"
+              "            A.S = torch.cuda.Stream()\n"),
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
         Invalid("import torch\nx: torch.cuda.Event | None = None\nx = torch.cuda.Event()\n",
-                "import torch\nx: torch.Event | None = None\nx = torch.Event()\n", count=2),
+                "import torch\nx: torch.Event | None = None\nx = torch.Event()\n"),
         Invalid("import torch as th\ns = th.cuda.Stream(priority=-1)\n",
                 "import torch as th\ns = th.Stream(priority=-1)\n"),
         Invalid("import torch\nwith torch.cuda.stream(s):\n    pass\n",
