@@ -79,7 +79,7 @@ def test_an_annotation_is_not_a_device():
 def test_no_reason_no_exemption():
     # not CUDA: excluding the CPU is no evidence of CUDA
     facts, reasons = _reasons('import torch\ndef f(device):\n    if device == "cpu":\n'
-                              '        return\n    d = "cuda"\n')
+                              '        return\n    d = "cuda"\n    return d\n')
     assert reasons[5] is None
     node = next(n for n in device_strings(facts) if n.lineno == 5)
     assert not skipped(facts, node)
@@ -214,3 +214,50 @@ def test_an_abstract_default_is_dead_and_a_concrete_one_is_not():
     by_row = {n.lineno: why_skipped(facts, n) for n in device_strings(facts)}
     assert (by_row[7].principle, by_row[7].location) == ("abstract-default", "pkg/mod.py:6")
     assert by_row[10] is None
+
+
+@pytest.mark.parametrize("text, row, principle, evidence_row", [
+    # a device value a script assigns and never reads
+    ("if __name__ == '__main__':\n    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+     "    main()\n", 2, "dead-value", 2),
+])
+def test_value_principles(text, row, principle, evidence_row):
+    why = _api_reasons(text)[row]
+    assert why is not None and why.principle == principle, why
+    assert why.location == f"pkg/mod.py:{evidence_row + 1}"
+
+
+@pytest.mark.parametrize("text, row", [
+    # a memory statistic that is only printed is no dead value (maintainers fix them)
+    ("def f():\n    peak = torch.cuda.max_memory_allocated()\n    print(peak)\n", 2),
+    # a library module's names are read by its importers; a read name is alive
+    ("device = 'cuda' if torch.cuda.is_available() else 'cpu'\n", 1),
+    ("if __name__ == '__main__':\n    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+     "    main(device)\n", 2),
+])
+def test_limits_of_the_value_principles(text, row):
+    assert _api_reasons(text)[row] is None
+
+
+def test_package_default_covers_methods_but_not_dunders():
+    from devlint.evidence.package_default import defaults_at
+    import ast as _ast
+    tree = _ast.parse("class P:\n    @staticmethod\n    def mask(t, device='cuda'):\n"
+                      "        return t\n\n    def get(self, n, device='cuda'):\n        return n\n\n"
+                      "    def __call__(self, device='cuda'):\n        return 1\n")
+    found = defaults_at(tree, [(3, 24), (6, 29), (9, 31)])
+    assert found == {(3, 24): ("mask", "device", 1, 3), (6, 29): ("get", "device", 1, 6)}
+
+
+def test_a_cuda_toolkit_version_gate_establishes_a_cuda_build():
+    text = ("import pytest\nfrom packaging import version\n"
+            "CUDA_OK = version.parse(torch.version.cuda) > version.parse('11.4')\n\n\n"
+            "@pytest.mark.skipif(not CUDA_OK, reason='triton requires cuda > 11.4')\n"
+            "def test_x():\n    torch.cuda.synchronize()\n")
+    why = _api_reasons(text)[8]
+    assert why is not None and why.principle == "cuda-guard", why
+    assert why.location == "pkg/mod.py:7"
+    # `torch.version.cuda is None` is the opposite test
+    assert _api_reasons("if torch.version.cuda is None:\n    torch.cuda.synchronize()\n")[2] is None
+    assert _api_reasons("if torch.version.cuda is not None:\n    torch.cuda.synchronize()\n")[2] \
+        .principle == "cuda-guard"

@@ -394,3 +394,18 @@ def test_a_default_every_call_in_the_package_overrides_is_dead(tmp_path):
     [dead] = [e for e in data["exempt"] if e["principle"] == "package-default"]
     assert (dead["filename"], dead["location"]["row"], dead["evidence"]) == (
         "pkg/quant.py", 4, "pkg/quant.py:4")
+
+
+def test_a_default_forwarded_from_the_callers_signature_stays_live(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "enc.py").write_text(
+        'class Inner:\n    def __init__(self, name, device="cuda"):\n        self.device = device\n\n\n'
+        'class Outer:\n    def __init__(self, name, device="cuda"):\n'
+        '        self.inner = Inner(name, device)\n')
+    r = subprocess.run([sys.executable, "-m", "devlint", "check", "--no-cache",
+                        "--output-format", "json", "pkg"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    rows = sorted(f["location"]["row"] for f in json.loads(r.stdout))
+    assert rows == [2, 7]  # Outer's default moves into Inner: both are live

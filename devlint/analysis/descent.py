@@ -31,6 +31,7 @@ class Descent(GuardTests):
         self.f = facts
         self.hot = hot
         self.query_alias: dict = {}
+        self.build_aliases: set = set()  # flags that ask for a CUDA toolkit version
         self.project_api = project_api_names()  # a project's own CUDA-only helpers
         self.dispatch_arms: set = set()  # ids of `if`s that are a dispatch's CUDA arm
         self.chained: set = set()  # ids of `if`s already seen as part of a chain

@@ -9,6 +9,7 @@ import ast
 from devlint.analysis.model import _EXITS, _FUNCS
 from devlint.evidence.capability_gate import capability_reason
 from devlint.evidence.cuda_backend import backend_reason, is_backend_test
+from devlint.evidence.cuda_build import cuda_build_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
     GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
@@ -139,6 +140,8 @@ class GuardTests:
                 on_true, on_false, tensor = self._sides(st.value)
                 if (on_true or on_false) and tensor is None:
                     self.query_alias[st.targets[0].id] = (on_true, on_false)
+                    if cuda_build_test(st.value, self.f.qualname):
+                        self.build_aliases.add(st.targets[0].id)
 
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
@@ -184,6 +187,9 @@ class GuardTests:
                 return True, False, None
         if is_backend_test(test):  # `"CUDAExecutionProvider" in providers`
             return True, False, None
+        build = cuda_build_test(test, self.f.qualname)
+        if build:  # `version.parse(torch.version.cuda) > version.parse("11.4")`
+            return build > 0, build < 0, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op = test.ops[0]
             sides = (test.left, test.comparators[0])
@@ -258,6 +264,9 @@ class GuardTests:
         for n in ast.walk(test):
             if isinstance(n, ast.Call) and is_capability_name(_called_name(n)):
                 return True
+            if isinstance(n, ast.Name) and n.id in self.build_aliases \
+                    or cuda_build_test(n, self.f.qualname):
+                return True  # a CUDA toolkit version: `devlint.evidence.cuda_build`
             if isinstance(n, ast.Attribute) and (self.f.qualname(n) or "").startswith(
                     "torch.cuda."):
                 return True

@@ -31,7 +31,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `stated_requirement`: a module docstring that states a CUDA requirement;
   `abstract_default`: the default of an empty abstract method's parameter; `cuda_only_arm`:
   the arm of an `if` that calls a CUDA-only library; `compared_value`: a test value stored in
-  a record and compared back.
+  a record and compared back; `dead_value`: a value assigned to a name never read;
+  `cuda_build`: a test of the CUDA toolkit version (a `cuda-guard`).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double`, `only_called_on_cuda` and
@@ -67,6 +68,7 @@ PRINCIPLES = {
     "cuda-only-arm": "devlint.evidence.cuda_only_arm",
     "compared-value": "devlint.evidence.compared_value",
     "package-default": "devlint.evidence.package_default",
+    "dead-value": "devlint.evidence.dead_value",
 }
 
 

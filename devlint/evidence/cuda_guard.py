@@ -12,7 +12,8 @@ file that returns such a test or asserts/requires one before anything else (`_re
 as a statement guards the rest of its block), and the skip gate of the enclosing test or class
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
 `@requires_cuda`) where that gate is itself a finding (DL203) or asks for a compute
-capability; a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
+capability or a CUDA toolkit version (`torch.version.cuda`: `devlint.evidence.cuda_build`);
+a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
 nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of
 `x or device.type != "cuda"` is CUDA's.
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the

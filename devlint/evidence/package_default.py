@@ -5,12 +5,16 @@ package passes `device=`: the default is dead code, the device comes from the ca
 own values are reported where they are hardcoded). The in-file form for test modules is
 `dead_default`; this is the package-wide form, applied by the project stage. Evidence: the
 `def` line, with the number of calls.
-Limits: only module-level functions and classes (a class's `__init__`); methods are called
-through objects of any type, so their calls cannot be told apart. Every use of the name in the
+Limits: module-level functions, classes (their `__init__`) and the methods of module-level
+classes (called through objects of any type, a method's calls are all the package's calls of
+that name, whatever the object: each must pass the parameter; dunder methods other than
+`__init__` are called by the language and never count). Every use of the name in the
 package must be a call that passes the parameter (by keyword or by position); a call with
 `*args`/`**kwargs`, a use that is not a call (a callback, a registry, a base class, an
-`__all__` entry, a re-export), or no use at all keeps the finding: a public function nobody
-in the package calls is called by its users.
+`__all__` entry, a re-export), a call that forwards a parameter of its own function with a
+default of its own (`def outer(device="cuda"): inner(device)`: the default lives on in the
+caller), or no use at all keeps the finding: a public function nobody in the package calls
+is called by its users.
 """
 from __future__ import annotations
 
@@ -21,8 +25,8 @@ from devlint.evidence.dead_default import _passes, _uses
 
 
 def defaults_at(tree, rows_cols) -> dict:
-    """{(row, col): (name, param, index)} for each 1-based (row, col) that stands in the default
-    of a parameter of a module-level function, or of a module-level class's `__init__`.
+    """{(row, col): (name, param, index, line)} for each 1-based (row, col) that stands in the
+    default of a parameter of a module-level function, or of a module-level class's method.
     `name` is what callers call (the class's name for `__init__`), `index` the positional
     index a call passes the parameter at (None: keyword-only)."""
     units = []
@@ -31,8 +35,12 @@ def defaults_at(tree, rows_cols) -> dict:
             units.append((st.name, st, 0))
         elif isinstance(st, ast.ClassDef):
             for m in st.body:
-                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == "__init__":
-                    units.append((st.name, m, 1))
+                if not isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                        or (m.name.startswith("__") and m.name != "__init__"):
+                    continue
+                static = any(getattr(d, "id", None) == "staticmethod" for d in m.decorator_list)
+                units.append((st.name if m.name == "__init__" else m.name, m,
+                              0 if static else 1))
     out = {}
     for name, fn, bound in units:
         a = fn.args
@@ -53,11 +61,49 @@ def package_default_reason(name: str, param: str, index, trees, path: str,
     mention it) is a call passing `param`, else None."""
     calls = 0
     for tree in trees:
-        for use in _uses(tree).get(name, ()):
-            if use is None or not _passes(use, param, index):
+        uses = _uses(tree).get(name, ())
+        if not uses:
+            continue
+        owners = _enclosing_functions(tree)
+        for use in uses:
+            if use is None or not _passes(use, param, index) \
+                    or _forwards_a_default(use, param, index, owners.get(id(use))):
                 return None
             calls += 1
     if not calls:
         return None
     return Reason("package-default", f"every call of `{name}` in its package passes `{param}` "
                   f"({calls} call{'s' if calls > 1 else ''}): the default is dead", path, line)
+
+
+def _enclosing_functions(tree) -> dict:
+    """{id(call): the innermost function around it}."""
+    out = {}
+    stack = [(tree, None)]
+    while stack:
+        node, fn = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = node
+        elif isinstance(node, ast.Call):
+            out[id(node)] = fn
+        stack.extend((c, fn) for c in ast.iter_child_nodes(node))
+    return out
+
+
+def _forwards_a_default(call, param: str, index, fn) -> bool:
+    """The call passes a parameter of its own function that has a default of its own
+    (`def outer(device="cuda"): inner(device)`): the callee's default moves into the caller's
+    signature, it is not overridden."""
+    if fn is None:
+        return False
+    passed = next((k.value for k in call.keywords if k.arg == param), None)
+    if passed is None and index is not None and index < len(call.args):
+        passed = call.args[index]
+    if not isinstance(passed, ast.Name):
+        return False
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    return any(arg.arg == passed.id and not (isinstance(d, ast.Constant) and d.value is None)
+               for arg, d in pairs)

@@ -10,6 +10,7 @@ from devlint.analysis.infer import infer_device
 from devlint.evidence.abstract_default import abstract_default_reason
 from devlint.evidence.capability import build_query_reason
 from devlint.evidence.compared_value import compared_value_reason
+from devlint.evidence.dead_value import dead_value_reason
 from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
@@ -74,7 +75,7 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
                 return printed
     return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
             or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
-            or compared_value_reason(facts, node))
+            or compared_value_reason(facts, node) or dead_value_reason(facts, node))
 
 
 def device_type_expr(facts, in_fstring_quote: str | None = None) -> Expr:

@@ -76,6 +76,11 @@ class DeviceLiteralArgument(Rule):
     summary = "Hardcoded CUDA device passed as an argument"
 
     valid = [
+        # a test gated on the CUDA toolkit version (cuda-guard, a CUDA build)
+        Valid('import pytest\nimport torch\nfrom packaging import version\n'
+              'TRITON_CUDA = version.parse(torch.version.cuda) > version.parse("11.4")\n\n\n'
+              '@pytest.mark.skipif(not TRITON_CUDA, reason="triton requires cuda > 11.4")\n'
+              'def test_rope():\n    x = torch.ones(4, device="cuda")\n', path="tests/test_rope.py"),
         # an arm that calls a CUDA-only library (cuda-only-arm)
         Valid('import torch\nimport smdistributed.modelparallel.torch as smp\n\n\n'
               'def setup(mp):\n    if mp:\n        device = torch.device("cuda", smp.local_rank())\n'
@@ -146,6 +151,10 @@ class DeviceLiteralArgument(Rule):
               'class TestX:\n    def test_a(self):\n        x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
+        # a module-level name a library module never reads may be read by its importers
+        Invalid('import torch\nDEVICE = torch.device("cuda")\n',
+                'import torch\nDEVICE = torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else torch.device("cpu")\n'),
         # the value reaches a model, not only a record
         Invalid('def test_load():\n    m = load(device="cuda:1")\n    assert m.device == "cuda:1"\n',
                 'import torch\ndef test_load():\n    m = load(device=torch.device(torch.accelerator.current_accelerator()'

@@ -5,7 +5,9 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import Expr, make_fix, role_expr
-from devlint.evidence.cuda_backend import backend_reason, joined_backend_test
+from devlint.evidence.cuda_backend import (
+    backend_reason, derived_device_reason, joined_backend_test,
+)
 from devlint.evidence.fast_path import fast_path_reason
 from devlint.rules._api_table import guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
@@ -57,6 +59,14 @@ class IsCudaBranch(Rule):
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
     valid = [
+        # the device can only be the CUDA provider's or the CPU (cuda-backend)
+        Valid('import torch\n\n\nclass Runner:\n    @property\n    def device(self):\n'
+              '        p = self.session.get_providers()[0]\n'
+              '        if p in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):\n'
+              '            return torch.device("cuda", 0)\n        return torch.device("cpu")\n\n'
+              '    def run(self, x):\n        device = self.device\n'
+              '        on_gpu = device.type == "cuda"\n        if on_gpu:\n'
+              '            x = x.to(device)\n        return x\n'),
         # the device test is joined to a test for ONNX Runtime's CUDA provider (cuda-backend)
         Valid('def providers(device, available):\n'
               '    if device.type == "cuda" and "CUDAExecutionProvider" in available:\n'
@@ -142,6 +152,11 @@ class IsCudaBranch(Rule):
             ifs = _assigned_test_uses(facts, node, compare)
             if not ifs or any(guards_cuda_only(facts, st.body) or _asks_platform(facts, st.test)
                               for st in ifs):
+                continue
+            w = facts.where_of(node)
+            derived = derived_device_reason(compare, w.function, w.klass, facts.path)
+            if derived is not None:  # `self.device` is CUDA only through a CUDA-only backend
+                note_exempt(facts, compare, derived)
                 continue
             expr = _not_cpu_test(facts, compare)
             if expr is None:
