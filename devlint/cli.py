@@ -8,6 +8,7 @@ import click
 
 from devlint import __version__
 from devlint import cli_exempt as cx
+from devlint import cli_sources as cs
 from devlint import cli_notes as cn
 
 SUBCOMMANDS = ("check", "rule", "verify", "init")
@@ -116,6 +117,7 @@ def _run_cache():
 @click.option("-j", "--jobs", type=int, default=None, help="Worker processes (default: CPUs).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only: no summary, no progress.")
 @cx.exempt_options
+@cs.extension_option
 @_cache_and_signals
 def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, ignore, profile,
           target_torch, output_format, output_file, statistics, exit_zero, exit_non_zero_on_fix,
@@ -144,7 +146,7 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
     if add_noqa and (fix or diff):
         _usage_error("--add-noqa cannot be combined with --fix or --diff")
 
-    overrides: dict = dict(cx.exempt_overrides())
+    overrides: dict = dict(cx.exempt_overrides(), **cs.source_overrides())
     try:
         if select:
             overrides["select"] = _validate_selectors(_split(select), "--select")

@@ -28,6 +28,7 @@ _KEYS = {
     "extend-per-file-ignores": ("extend_per_file_ignores", "per-file"),
     "fixable": ("fixable", "codes"),
     "unfixable": ("unfixable", "codes"),
+    "extension": ("extension", "extension"),
     "exclude": ("exclude", "strings"),
     "extend-exclude": ("extend_exclude", "strings"),
     "profile": ("profile", "profile"),
@@ -155,6 +156,12 @@ def settings_from_table(table: dict, path: str, base: Settings | None = None) ->
             _expect(path, key, isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value),
                     "a shell variable name")
             changes[name] = value
+        elif kind == "extension":
+            langs = ("python", "pyi", "ipynb", "shell")
+            _expect(path, key, isinstance(value, dict) and all(
+                isinstance(v, str) and v in langs for v in value.values()),
+                f"a table of extension = language ({', '.join(langs)})")
+            changes[name] = tuple(sorted((k.lstrip(".").lower(), v) for k, v in value.items()))
         elif kind == "profiles":
             from devlint.profiles import validate_custom_profiles
 
@@ -266,6 +273,7 @@ def describe(settings: Settings, path: str) -> str:
         f"{_toml_repr({g: list(c) for g, c in settings.extend_per_file_ignores})}",
         f"fixable = {_toml_repr(list(settings.fixable))}",
         f"unfixable = {_toml_repr(list(settings.unfixable))}",
+        f"extension = {_toml_repr(dict(settings.extension))}",
         f"exclude = {_toml_repr(list(settings.exclude))}",
         f"extend-exclude = {_toml_repr(list(settings.extend_exclude))}",
         f"profile = {_toml_repr(profile)}{resolved}",

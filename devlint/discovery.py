@@ -30,8 +30,17 @@ class PathError(Exception):
     """An explicit path that does not exist or cannot be read (exit 2)."""
 
 
-def kind_of(path: str, explicit: bool = False) -> str | None:
+_LANGUAGE_KINDS = {"python": "python", "pyi": "python", "ipynb": "notebook", "shell": "shell"}
+
+
+def kind_of(path: str, explicit: bool = False, extension: tuple = ()) -> str | None:
+    """The kind of file a path is; `extension`: the settings' (EXT, LANGUAGE) mapping first."""
     low = path.lower()
+    if extension:
+        ext = os.path.splitext(low)[1][1:]
+        for e, language in extension:
+            if e == ext:
+                return _LANGUAGE_KINDS[language]
     if low.endswith(PY_SUFFIXES):
         return "python"
     if low.endswith(SHELL_SUFFIXES):
@@ -96,7 +105,7 @@ def discover(paths, settings_for, force_exclude: bool = False, warn=None):
                 (warn or _warn)(f"{p}: not linted: devlint parses bash and sh scripts; zsh, "
                                 "ksh, csh and fish scripts have no parser here")
                 continue
-            k = kind_of(p, explicit=True) or "python"
+            k = kind_of(p, True, getattr(settings_for(p), "extension", ())) or "python"
             real = os.path.realpath(p)
             if real not in seen:
                 seen.add(real)
@@ -107,6 +116,14 @@ def _warn(message: str) -> None:
     import sys
 
     sys.stderr.write(f"devlint: warning: {message}\n")
+
+
+def _mapped_kind(path: str, settings_for) -> str | None:
+    """The kind the settings' `extension` mapping gives a file no name rule recognises."""
+    if "." not in os.path.basename(path):
+        return None
+    mapping = getattr(settings_for(path), "extension", ())
+    return kind_of(path, False, mapping) if mapping else None
 
 
 def _once(candidates):
@@ -186,7 +203,7 @@ def _walk(root: str, settings_for):
         for path in sorted(files):
             if not os.path.isfile(path) and not _dangling_link(path):
                 continue  # deleted in the work tree, or a submodule
-            k = kind_of(path)
+            k = kind_of(path) or _mapped_kind(path, settings_for)
             if k is None:
                 continue
             if _excluded_in_tree(root, path, settings_for):
@@ -289,7 +306,7 @@ def _walk_plain(root: str, settings_for):
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
                     or _gitignored(ignore_stack, full, False):
                 continue
-            k = kind_of(full)
+            k = kind_of(full) or _mapped_kind(full, settings_for)
             if k is not None:
                 yield Candidate(os.path.normpath(full), False, k)
 

@@ -39,6 +39,9 @@ class Settings:
     # specific selector wins, as in select/ignore); the others are reported without a fix
     fixable: tuple[str, ...] = ("ALL",)
     unfixable: tuple[str, ...] = ()
+    # ruff's `extension`: (("ipy", "python"), ...) files with these extensions read as that
+    # language (python, pyi, ipynb, shell)
+    extension: tuple[tuple[str, str], ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     profile: str = "auto"

@@ -283,6 +283,7 @@ EFFECTS = {
     "fixable": ("", 'fixable = ["DL4"]', "a.py", HARDCODED, (), '"fix": null'),
     "unfixable": ("", 'unfixable = ["device-literal-argument"]', "a.py", HARDCODED, (),
                   '"fix": null'),
+    "extension": ("", 'extension = { ipy = "python" }', "a.ipy", HARDCODED, (), "DL103"),
     "exclude": ("", 'exclude = ["a.py"]', "a.py", HARDCODED, (), None),
     "extend-exclude": ("", 'extend-exclude = ["a.py"]', "a.py", HARDCODED, (), None),
     "profile": ("", 'profile = "vllm"', "a.py", HARDCODED, (), "current_platform"),

@@ -239,14 +239,15 @@ def test_limits_of_the_value_principles(text, row):
     assert _api_reasons(text)[row] is None
 
 
-def test_package_default_covers_methods_but_not_dunders():
-    from devlint.evidence.package_default import defaults_at
+def test_dead_default_covers_methods_but_not_dunders():
+    from devlint.evidence.package_dead_default import default_at
     import ast as _ast
     tree = _ast.parse("class P:\n    @staticmethod\n    def mask(t, device='cuda'):\n"
                       "        return t\n\n    def get(self, n, device='cuda'):\n        return n\n\n"
                       "    def __call__(self, device='cuda'):\n        return 1\n")
-    found = defaults_at(tree, [(3, 24), (6, 29), (9, 31)])
-    assert found == {(3, 24): ("mask", "device", 1, 3), (6, 29): ("get", "device", 1, 6)}
+    assert default_at(tree, 3, 23) == ("mask", "device", 1, 3)
+    assert default_at(tree, 6, 28) == ("get", "device", 1, 6)
+    assert default_at(tree, 9, 30) is None
 
 
 def test_a_cuda_toolkit_version_gate_establishes_a_cuda_build():

@@ -92,3 +92,10 @@ def test_show_settings_says_which_line_length_and_where_from(tmp_path):
     (tmp_path / "a.py").write_text(SEED)
     p = run("--show-settings", "a.py", cwd=tmp_path)
     assert "line-length = 100  # from " in p.stdout and "[tool.black] line-length" in p.stdout
+
+
+def test_a_long_repetitive_file_is_measured_in_linear_time():
+    """No diff: a 10 MB file of near-identical lines made difflib quadratic."""
+    old = "x = 1\n" * 200_000
+    new = old.replace("x = 1\n", "y = " + "2" * 100 + "\n", 1) + "z = " + "3" * 100 + "\n"
+    assert long_fixed_lines(old, new, 88) == [(1, 104), (200_001, 104)]

@@ -225,3 +225,18 @@ def test_since_keeps_the_findings_of_a_changed_notebook_only(tmp_path):
     r = _devlint("check", "--no-cache", "--since", "HEAD", ".", cwd=tmp_path)
     assert [line.split(": ")[0] for line in r.stdout.splitlines() if ".ipynb" in line] == [
         "new.ipynb:cell 2:1:19"]
+
+
+def test_extension_option_maps_other_extensions(tmp_path):
+    """ruff's `--extension EXT:LANGUAGE`: a notebook saved as `.nb`, a Python file as `.ipy`."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x.to("cuda")')])
+    nbformat.write(nb, str(tmp_path / "explore.nb"))
+    (tmp_path / "start.ipy").write_text("import torch\nt = torch.ones(1).cuda()\n")
+    plain = _devlint("check", "--no-cache", ".", cwd=tmp_path)
+    assert plain.returncode == 0, plain.stdout
+    mapped = _devlint("check", "--no-cache", "--extension", "nb:ipynb,ipy:python", ".",
+                      cwd=tmp_path)
+    assert [line.split(": ")[0] for line in mapped.stdout.splitlines() if ": DL" in line] == [
+        "explore.nb:cell 1:1:6", "start.ipy:2:19"]
+    bad = _devlint("check", "--no-cache", "--extension", "nb:ruby", ".", cwd=tmp_path)
+    assert bad.returncode == 2 and "EXT:LANGUAGE" in bad.stderr

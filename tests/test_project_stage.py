@@ -373,8 +373,59 @@ def test_warm_runs_reuse_the_store_and_agree_with_cold_ones(tmp_path):
     assert findings(tmp_path, extra=cache) == findings(tmp_path) != cold
 
 
+# --- dead defaults: every call in the package passes the parameter ---------------------
+
+DEFAULTS = textwrap.dedent("""\
+    import torch
+
+
+    def init_dist(rank, backend: str = "nccl"):
+        torch.distributed.init_process_group(backend, rank=rank)
+
+
+    class Proposer:
+        def __init__(self, cfg, device="cuda"):
+            self.buf = torch.zeros(4, device=device)
+    """)
+
+
 def test_a_default_every_call_in_the_package_overrides_is_dead(tmp_path):
-    """package-default: a library function's default that no call in the package uses."""
+    write(tmp_path, {"pkg/dist.py": DEFAULTS,
+                     "pkg/worker.py": "from pkg.dist import Proposer, init_dist\n\n\n"
+                                      "def start(rank, dev, be):\n"
+                                      "    init_dist(rank, backend=be)\n"
+                                      "    return Proposer(None, device=dev)\n",
+                     "pkg/other.py": "from pkg import dist\n\n\n"
+                                     "def go(be):\n    dist.init_dist(0, be)\n"})
+    assert findings(tmp_path) == []
+    r = run("check", "--no-cache", "--show-exempt", "pkg", cwd=tmp_path)
+    assert "[dead-default] every call of `init_dist` in the package passes `backend` (2 calls)" \
+        in r.stdout
+    assert "[dead-default] every call of `Proposer` in the package passes `device` (1 call)" \
+        in r.stdout
+
+
+@pytest.mark.parametrize("caller", [
+    "    init_dist(rank)\n    return Proposer(None, device=dev)\n",  # one call uses it
+    "    init_dist(rank, backend=be)\n    return Proposer(None, **kw)\n",  # cannot be seen
+    "    init_dist(rank, backend=be)\n    return make(Proposer)\n",  # a use that is no call
+    # a caller's own default forwarded: the default stays live through it
+    "    init_dist(rank, backend=be)\n    return Proposer(None, device=dflt)\n",
+])
+def test_a_default_one_use_may_reach_stays_a_finding(tmp_path, caller):
+    write(tmp_path, {"pkg/dist.py": DEFAULTS,
+                     "pkg/worker.py": "from pkg.dist import Proposer, init_dist\n\n\n"
+                                      "def start(rank, dev, be, kw, dflt=DEFAULT):\n" + caller})
+    assert len(findings(tmp_path)) == 1
+
+
+def test_a_default_the_package_never_calls_stays_a_finding(tmp_path):
+    write(tmp_path, {"pkg/dist.py": DEFAULTS})
+    assert sorted(c for _, _, c in findings(tmp_path)) == ["DL103", "DL501"]
+
+
+def test_a_default_one_call_uses_is_live_beside_a_dead_one(tmp_path):
+    """dead-default: a library function's default that no call in the package uses."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
@@ -391,7 +442,7 @@ def test_a_default_every_call_in_the_package_overrides_is_dead(tmp_path):
     data = json.loads(r.stdout)
     assert [(f["filename"], f["location"]["row"]) for f in data["findings"]] == [
         ("pkg/quant.py", 8)]  # `public(m)` uses the default
-    [dead] = [e for e in data["exempt"] if e["principle"] == "package-default"]
+    [dead] = [e for e in data["exempt"] if e["principle"] == "dead-default"]
     assert (dead["filename"], dead["location"]["row"], dead["evidence"]) == (
         "pkg/quant.py", 4, "pkg/quant.py:4")
 

@@ -12,6 +12,7 @@ from devlint.analysis.model import (
 )
 from devlint.evidence import several_platforms
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
+from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
 from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
@@ -92,6 +93,12 @@ class Descent(GuardTests):
         if polarity > 0:
             return Where(where.function, where.klass, guard_reason(kind, stmt, self.f.path),
                          where.tensor_guard, None, where.level)
+        if not where.guarded and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                and self._exits(stmt.body[-1]) and alike_polarity(stmt.test) < 0:
+            # `if not is_cuda_alike(): return`: the torch.cuda API rules only
+            return Where(where.function, where.klass,
+                         alike_guard_reason(stmt.test, self.f.path, "exit"),
+                         where.tensor_guard, None, where.level)
         return where
 
     def statement(self, stmt, where: Where):
@@ -140,6 +147,13 @@ class Descent(GuardTests):
             if id(stmt) in self.ladder_else:
                 on_false, else_why = True, self.ladder_else[id(stmt)]
             else_w = self._guarded(where, on_false and not on_true, None, else_why)
+            alike = 0 if where.guarded else alike_polarity(stmt.test)
+            if alike > 0 and not on_true:  # the torch.cuda API rules only
+                body_w = self._guarded(where, True, None,
+                                       alike_guard_reason(stmt.test, self.f.path))
+            elif alike < 0 and not on_false:
+                else_w = self._guarded(where, True, None,
+                                       alike_guard_reason(stmt.test, self.f.path))
             self.block(stmt.body, body_w)
             self.block(stmt.orelse, else_w)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):

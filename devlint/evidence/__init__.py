@@ -6,6 +6,9 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 
 - `cuda_guard`: code under a test that already established CUDA (`if t.is_cuda:`,
   `if current_platform.is_cuda():`, the else-branch of the opposite test, an early exit).
+- `cuda_alike_guard`: the `torch.cuda` API under a test for CUDA or ROCm (`is_cuda_alike()`),
+  for the API rules only; `project_policy`: a project's own rule against some `torch.cuda`
+  calls, which outranks a guard.
 - `platform_ladder`: an if/elif chain that gives CUDA and another platform their own arms;
   which tests name a platform at all.
 - `several_platforms`: a collection or a boolean test that also names another accelerator.
@@ -36,7 +39,7 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double`, `only_called_on_cuda` and
-  `package_default` (a parameter default no call in the package uses) state them.
+  `package_dead_default` (a parameter default no call in the package uses) state them.
 
 `PRINCIPLES` names them all, each with the module whose docstring states it: the one source
 of `principle_summary` (`devlint rule` and docs/rules/ print it).
@@ -51,6 +54,7 @@ PRINCIPLES = {
     "cuda-only-module": "devlint.evidence.cuda_only_module",
     "cuda-only-scope": "devlint.evidence.cuda_only_scope",
     "cuda-guard": "devlint.evidence.cuda_guard",
+    "cuda-alike-guard": "devlint.evidence.cuda_alike_guard",
     "platform-ladder": "devlint.evidence.platform_ladder",
     "several-platforms": "devlint.evidence.several_platforms",
     "capability-gate": "devlint.evidence.capability_gate",
@@ -59,6 +63,7 @@ PRINCIPLES = {
     "not-a-device": "devlint.evidence.not_a_device",
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+    "dead-default": "devlint.evidence.package_dead_default",
     "print-only": "devlint.evidence.print_only",
     "cuda-twin": "devlint.evidence.cuda_twin",
     "sibling-platforms": "devlint.evidence.sibling_platforms",
@@ -67,7 +72,6 @@ PRINCIPLES = {
     "abstract-default": "devlint.evidence.abstract_default",
     "cuda-only-arm": "devlint.evidence.cuda_only_arm",
     "compared-value": "devlint.evidence.compared_value",
-    "package-default": "devlint.evidence.package_default",
     "dead-value": "devlint.evidence.dead_value",
 }
 

@@ -8,6 +8,7 @@ project forms are the first candidates to move out into a module of their own.""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from functools import lru_cache
 
 from devlint.diagnostics import Applicability, Edit, Fix
@@ -16,8 +17,9 @@ from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, p
 from devlint.profiles import get_profile
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.evidence.not_a_device import annotation_reason
+from devlint.evidence.project_policy import forbidden_call, outranks
 from devlint.evidence.redundant_seed import CUDA_SEEDS, redundant_seed_reason
-from devlint.rules._device import guards_cuda_only, note_exempt, skipped
+from devlint.rules._device import guards_cuda_only, note_exempt, skipped, why_skipped
 from devlint.source import newline_of
 
 
@@ -25,13 +27,13 @@ def table_findings(rule, facts, annotations_when_constructed=False):
     """Findings for the file's `torch.cuda` references that the table maps for this rule.
 
     Only uses count: calls (and constructions). A bare reference (`orig = torch.cuda.Stream`,
-    saved before a monkeypatch) is not one, nor is code under a CUDA guard. Annotations are
-    never findings of their own (`not-a-device`): with `annotations_when_constructed`, the
-    annotation of a variable or attribute (not of a parameter or return) that names a class
-    the file constructs in a reported use rides on that construction's fix, so the file's
-    declared types follow its objects (`self.pool: list[torch.cuda.Event] = []` beside
-    `torch.cuda.Event()` rewritten to `torch.Event()`). An annotation whose construction is
-    not reported (under a CUDA guard) changes with nothing."""
+    saved before a monkeypatch) is not one, nor is code under a CUDA guard (unless the
+    profile's project forbids the call there too: `evidence.project_policy`). Annotations are
+    never findings; with `annotations_when_constructed`, the annotation of a variable or
+    attribute (not of a parameter or return) that names a class the file constructs in a
+    reported use rides on that construction's fix, so that the file's declared types follow
+    its objects (`self.pool: list[torch.cuda.Event] = []` beside `torch.cuda.Event()`
+    rewritten to `torch.Event()`)."""
     if facts.cuda_alike:
         return
     table = entries_by_name(rule.code)
@@ -39,29 +41,47 @@ def table_findings(rule, facts, annotations_when_constructed=False):
         return
     target = target_of(facts)
     annotations = [] if annotations_when_constructed else None
-    found = list(_table_uses(rule, facts, table, target, annotations))
-    for _, diag in found:
+    reported: dict = {}  # qual -> its findings
+    found = []
+    for qual, diag in _table_uses(rule, facts, table, target, annotations):
+        reported.setdefault(qual, []).append(diag)
         diag.table_api = True
-    for node, par, qual, entries in annotations or ():
-        if _annotated_target(facts, node) is None:
+        found.append(diag)
+    if annotations:
+        _annotations_follow(rule, facts, target, annotations, reported)
+    yield from found
+
+
+def _annotations_follow(rule, facts, target, annotations, reported) -> None:
+    """An annotation is no finding of its own (it changes nothing at run time), but where the
+    file constructs the class it names, the fix of that construction rewrites the annotation
+    too: the annotation of the construction's own target first, else that of any target the
+    file annotates with the class."""
+    constructed = _construction_targets(facts)
+    for node, par, qual, entries in annotations:
+        key = _annotated_target(facts, node)
+        if key is None or qual not in reported:
             continue  # parameters and returns only describe values made elsewhere
-        host = next((d for q, d in found if q == qual and d.fix is not None), None)
+        hosts = [d for d in reported[qual] if d.fix is not None]
+        host = next((d for d in hosts if constructed.get(d.start) == key),
+                    hosts[0] if hosts else None)
         if host is None:
-            continue  # no reported construction of the class: the annotation stays
+            continue
         ann = _finding(rule, facts, node, par, best_entry(entries, target), target)
-        if ann.fix is not None:
-            host.fix = _with_edits(host.fix, ann.fix)
-    for _, diag in found:
-        yield diag
+        if ann.fix is None:
+            continue
+        s, e = facts.span(node)
+        own = tuple(x for x in ann.fix.edits if s <= x.start and x.end <= e)
+        taken = {(x.start, x.end) for x in host.fix.edits}
+        host.fix = replace(host.fix, applicability=_less_safe(host.fix, ann.fix),
+                           edits=host.fix.edits + tuple(
+                               x for x in own if (x.start, x.end) not in taken))
 
 
-def _with_edits(fix: Fix, other: Fix) -> Fix:
-    """`fix` that also makes `other`'s edits (an annotation tied to the construction), as safe
-    as the less safe of the two."""
+def _less_safe(fix: Fix, other: Fix) -> Applicability:
+    """The applicability of a fix that also makes `other`'s edits: the less safe of the two."""
     order = [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY]
-    worst = max(fix.applicability, other.applicability, key=order.index)
-    edits = tuple(dict.fromkeys(fix.edits + other.edits))
-    return Fix(worst, fix.message, edits)
+    return max(fix.applicability, other.applicability, key=order.index)
 
 
 def target_of(facts):
@@ -92,8 +112,13 @@ def _table_uses(rule, facts, table, target, annotations):
         if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)
-        if skipped(facts, node, api=True, annotations=True):
+        reason = why_skipped(facts, node, api=True, annotations=True)
+        forbidden = forbidden_call(facts.profile, qual)
+        if reason is not None and not outranks(facts.profile, qual, reason):
+            note_exempt(facts, node, reason)
             continue
+        # a guard, ladder arm or redundant seed the project's own rule outranks
+        suffix = f" (also here: {forbidden} forbids it)" if forbidden and reason else ""
         par = facts.get_parent(node)
         if w is not None and w.annotation:
             if annotations is not None:
@@ -110,28 +135,35 @@ def _table_uses(rule, facts, table, target, annotations):
             continue
         if _guards_cuda_only_code(facts, par, qual) or _is_ipc_event(facts, par, qual):
             continue
-        if qual in CUDA_SEEDS and _redundant_seed(facts, par):
+        if qual in CUDA_SEEDS and not forbidden and _redundant_seed(facts, par):
             continue  # `torch.manual_seed` of the same value seeds every device already
         if project is not None:
-            yield qual, _project_finding(rule, facts, node, par, qual, project)
+            yield qual, _noted(_project_finding(rule, facts, node, par, qual, project), suffix)
             continue
         entry = best_entry(entries, target)
         guard = _guard_of(facts, node, qual)
         if guard and all(isinstance(st, ast.Expr) and _redundant_seed(facts, st.value)
+                         and not forbidden_call(facts.profile, facts.qualname(st.value.func))
                          for st in guard):
             continue  # it guards only redundant seeds: nothing depends on it
         if guard is not None and entry is not None and entry.replacement:
             # the guard of CUDA code (`if torch.cuda.is_available(): torch.cuda.empty_cache()`):
             # the body is not a finding of its own, so a fix rewrites both, unsafely
-            yield qual, _guard_finding(rule, facts, node, par, entry, target, guard)
+            yield qual, _noted(_guard_finding(rule, facts, node, par, entry, target, guard),
+                               suffix)
             continue
         if entry is None or not entry.replacement:
             # no generic form in torch: a finding only where the profile offers one
             found = _profile_finding(rule, facts, node, par, qual)
             if found is not None:
-                yield qual, found
+                yield qual, _noted(found, suffix)
             continue
-        yield qual, _finding(rule, facts, node, par, entry, target)
+        yield qual, _noted(_finding(rule, facts, node, par, entry, target), suffix)
+
+
+def _noted(diag, suffix: str):
+    diag.message += suffix
+    return diag
 
 
 def _redundant_seed(facts, call):
@@ -410,25 +442,19 @@ def _device_index_arg(facts, arg) -> str:
     return src
 
 
-def _constructed_targets(facts) -> dict:
-    """target -> {qualified classes} the file constructs into it (`x = torch.cuda.Event()`,
-    also inside a default factory of the same statement)."""
-    out: dict = {}
-    for node, qual in facts.torch_refs:
+def _construction_targets(facts) -> dict:
+    """start offset of a construction's reference -> the target it is assigned to."""
+    out = {}
+    for node, _qual in facts.torch_refs:
         call = facts.get_parent(node)
-        if not (isinstance(call, ast.Call) and call.func is node):
-            continue
-        stmt = facts.where_of(node).statement if facts.where_of(node) else None
-        if isinstance(stmt, ast.Assign):
-            targets = stmt.targets
-        elif isinstance(stmt, ast.AnnAssign):
-            targets = [stmt.target]
-        else:
-            continue
-        for t in targets:
-            key = simple_name(t)
+        w = facts.where_of(node)
+        stmt = w.statement if w else None
+        if isinstance(call, ast.Call) and call.func is node \
+                and isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            key = simple_name(targets[0]) if len(targets) == 1 else None
             if key:
-                out.setdefault(key, set()).add(qual)
+                out[facts.span(node)[0]] = key
     return out
 
 

@@ -64,7 +64,8 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
         return facts.cuda_alike
     w = facts.where_of(node)
     if w is not None:
-        if guards and w.guarded:
+        if guards and w.guarded and (getattr(w.guarded, "principle", None) != "cuda-alike-guard"
+                                     or _torch_cuda_api_rule(facts)):
             return w.guarded
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
@@ -76,6 +77,13 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
     return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
             or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
             or compared_value_reason(facts, node) or dead_value_reason(facts, node))
+
+
+def _torch_cuda_api_rule(facts) -> bool:
+    """The running rule is one of the `torch.cuda` API rules (DL401-DL404), the only ones a
+    CUDA-alike test exempts (`evidence.cuda_alike_guard`)."""
+    code = getattr(facts.rule, "code", "") or ""
+    return code.startswith("DL4")
 
 
 def device_type_expr(facts, in_fstring_quote: str | None = None) -> Expr:

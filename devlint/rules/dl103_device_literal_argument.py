@@ -182,6 +182,12 @@ class DeviceLiteralArgument(Rule):
                 '"""CUDA-only primitives, so on ROCm we use this."""\nimport torch\n'
                 'd = torch.accelerator.current_accelerator() if torch.accelerator.is_available() '
                 'else torch.device("cpu")\n'),
+        # a test for CUDA *or ROCm* exempts the torch.cuda API, not a device literal
+        Invalid('import torch\nif current_platform.is_cuda_alike():\n'
+                '    t = torch.zeros(2, device="cuda")\n',
+                'import torch\nfrom vllm.platforms import current_platform\n'
+                'if current_platform.is_cuda_alike():\n'
+                '    t = torch.zeros(2, device=current_platform.device_type)\n', profile="vllm"),
         Invalid('import torch\n\n\ndef f(n, device="cuda"):\n    """Zeros."""\n'
                 '    return torch.zeros(n, device=device)\n',
                 'import torch\n\n\ndef f(n, device=None):\n    """Zeros."""\n'

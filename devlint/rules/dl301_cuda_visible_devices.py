@@ -65,6 +65,14 @@ class CudaVisibleDevices(Rule):
         Valid('gpus = cfg["CUDA_VISIBLE_DEVICES"]\n'),
     ]
     invalid = [
+        # a test for CUDA *or ROCm* exempts only the torch.cuda API rules (cuda-alike-guard):
+        # the platform names its own visibility variable (upstream vLLM, dev corpus 055)
+        Invalid('import os\nif current_platform.is_cuda_alike():\n'
+                '    os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n',
+                'import os\nfrom vllm.platforms import current_platform\n'
+                'if current_platform.is_cuda_alike():\n'
+                '    os.environ[current_platform.device_control_env_var] = "0,1"\n',
+                profile="vllm"),
         Invalid('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n',
                 'import os\nfrom vllm.platforms import current_platform\n'
                 'os.environ[current_platform.device_control_env_var] = "0,1"\n', profile="vllm"),

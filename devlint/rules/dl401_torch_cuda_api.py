@@ -99,6 +99,13 @@ class TorchCudaApi(Rule):
         Valid("import torch\n\n\ndef gpu(available):\n"
               "    return torch.cuda.is_available() and 'CUDAExecutionProvider' in available\n"),
         Valid("import torch\ntorch.accelerator.synchronize()\n"),
+        # under a test for CUDA or ROCm, torch.cuda is that platform's API (cuda-alike-guard)
+        Valid("import torch\n\n\ndef sync():\n    if current_platform.is_cuda_alike():\n"
+              "        torch.cuda.synchronize()\n"),
+        Valid("import torch\n\n\ndef sync():\n    if not current_platform.is_rocm():\n"
+              "        return\n    torch.cuda.synchronize()\n"),
+        # under a CUDA guard (the torch profile): the guard's business, not the body's
+        Valid("import torch\nif current_platform.is_cuda():\n    torch.cuda.empty_cache()\n"),
         Valid("class A:\n    def f(self):\n        self.cuda.synchronize()\n"),
         Valid("import torch\nok = 1 if torch.cuda.is_available() else 0\n"),
         Valid("import torch\ntorch.cuda.synchronize = lambda: None\n"),
@@ -160,6 +167,15 @@ class TorchCudaApi(Rule):
                 "import torch\nif torch.accelerator.is_available():\n"
                 "    torch.get_device_module().empty_cache()\n"
                 "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n"),
+        # the vllm profile: vLLM's own pre-commit rule forbids the call even under a CUDA guard
+        # (evidence/project_policy.py, devlint/data/project_policy.toml)
+        Invalid("import torch\nif current_platform.is_cuda():\n    torch.cuda.empty_cache()\n",
+                "import torch\nif current_platform.is_cuda():\n    torch.accelerator.empty_cache()\n",
+                profile="vllm"),
+        # ruling some platforms out is no test for a CUDA-alike platform
+        Invalid("import torch\nif not current_platform.is_xpu():\n    torch.cuda.synchronize()\n",
+                "import torch\nif not current_platform.is_xpu():\n"
+                "    if torch.accelerator.is_available():\n        torch.accelerator.synchronize()\n"),
         # the guard is the finding (not its body); its fix rewrites both, unsafely
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),

@@ -8,7 +8,7 @@ from devlint.analysis.fixkit import make_fix
 from devlint.rules._api_table import project_form, table_findings
 from devlint.profiles.torch_api import entries_by_name
 from devlint.rules._device import skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import STREAMS, Invalid, Rule, Valid
 
 _DEVICE_MODULE_SINCE = (2, 4)  # torch.get_device_module (docs 2.4)
 _STREAM_CONTEXT_SINCE = (2, 7)  # `with stream:` on a torch.Stream (devlint/data/torch_api.toml)
@@ -17,9 +17,9 @@ _STREAM_CONTEXT_SINCE = (2, 7)  # `with stream:` on a torch.Stream (devlint/data
 class CudaStreamEvent(Rule):
     """
     ## What it does
-    Flags CUDA-only stream and event objects: `torch.cuda.Stream(...)`, `torch.cuda.Event(...)`,
-    and `with torch.cuda.stream(s):`. An annotation naming them is no finding of its own (it
-    changes nothing at run time): the fix of a construction in the same file rewrites it too.
+    Flags CUDA-only stream and event objects: `torch.cuda.Stream(...)`, `torch.cuda.Event(...)`
+    and `with torch.cuda.stream(s):`. Annotations naming them are not findings (they change
+    nothing at run time); the fix of a construction rewrites them.
 
     ## Why is this bad?
     `torch.cuda.Stream` and `torch.cuda.Event` exist only for CUDA; on XPU and other
@@ -39,8 +39,8 @@ class CudaStreamEvent(Rule):
     ```
 
     ## Fix
-    `torch.cuda.Stream`/`Event` become `torch.Stream`/`Event` (constructions and, when the file
-    constructs them, annotations); `with torch.cuda.stream(s):` becomes `with s:` (a
+    `torch.cuda.Stream`/`Event` become `torch.Stream`/`Event` (a construction's fix also
+    rewrites the annotations of variables and attributes naming the class it constructs); `with torch.cuda.stream(s):` becomes `with s:` (a
     `torch.Stream` is a context manager from torch 2.7); below 2.7, `torch.cuda.stream(s)`
     becomes the current accelerator module's `torch.get_device_module().stream(s)` (torch
     >= 2.4; `torch.cuda` on CUDA, `torch.xpu`, `torch.cpu` without an accelerator, where it is a
@@ -61,7 +61,15 @@ class CudaStreamEvent(Rule):
     name = "cuda-stream-event"
     summary = "CUDA-only stream or event"
 
+    exempt_by = STREAMS
+
     valid = [
+        # under a test for CUDA or ROCm, torch.cuda is that platform's API (cuda-alike-guard)
+        Valid("from vllm.platforms import current_platform\nimport torch\n\n\ndef aux():\n"
+              "    if current_platform.is_cuda_alike():\n        return torch.cuda.Stream()\n"
+              "    return None\n"),
+        Valid("import torch\n\n\ndef aux(s):\n    if s is None and is_cuda_alike():\n"
+              "        s = torch.cuda.Stream()\n    return s\n"),
         # the block is CUDA-only code: a platform guard is its fix, not `with s:`
         Valid("import torch\nwith torch.cuda.stream(s):\n    torch.cuda.current_blas_handle()\n"),
         Valid("import torch\ne = torch.Event()\n"),
@@ -78,6 +86,10 @@ class CudaStreamEvent(Rule):
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
+        # ruling some platforms out is no test for a CUDA-alike platform
+        Invalid("import torch\nif not is_xpu():\n    e = torch.cuda.Event()\n",
+                "import torch\nif not is_xpu():\n    e = torch.Event()\n"),
+        # the annotation is no finding of its own: the construction's fix rewrites it too
         Invalid("import torch\nx: torch.cuda.Event | None = None\nx = torch.cuda.Event()\n",
                 "import torch\nx: torch.Event | None = None\nx = torch.Event()\n"),
         Invalid("import torch as th\ns = th.cuda.Stream(priority=-1)\n",

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from devlint.engine.cache import RACY_S
+from devlint.engine.project.defaults import dead_defaults
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import package_of
 from devlint.engine.project.store import _read_json, _write_json
@@ -27,11 +28,11 @@ class Exemption:
     # the functions only called under a platform test (not all in CUDA-only modules): like
     # code under an in-file CUDA guard, their table-API uses are still findings
     guarded: set = field(default_factory=set)
-    # single findings: (row, col) -> why (a parameter default no call in the package uses)
-    findings: dict = field(default_factory=dict)
+    # findings (by start offset) in a parameter default every call in the package overrides
+    defaults: dict = field(default_factory=dict)
 
     def __bool__(self):
-        return bool(self.module or self.functions or self.findings)
+        return bool(self.module or self.functions or self.defaults)
 
 
 # --- the stage ---------------------------------------------------------------------------
@@ -58,9 +59,8 @@ def _exemptions(results, project: Project) -> dict:
         pkg = package_of(res.path)
         if pkg is not None:
             root, modname = pkg
-            places = sorted({tuple(d.location) for d in res.diagnostics if d.code not in _KEEP})
             packages.setdefault((root, modname.split(".")[0]), {})[
-                os.path.abspath(res.path)] = (modname, sorted(scopes - {None}), places)
+                os.path.abspath(res.path)] = (modname, sorted(scopes - {None}))
     out = {}
     for (root, top), wanted in packages.items():
         h = hashlib.blake2b(digest_size=16)
@@ -74,26 +74,25 @@ def _exemptions(results, project: Project) -> dict:
         memo = project.memo_file(root, top)
         stored = _read_json(memo) if memo and fresh else None
         if isinstance(stored, dict) and stored.get("key") == h.hexdigest():
-            found = {p: Exemption(e[0] and Reason.from_dict(e[0]),
-                                  {n: Reason.from_dict(r) for n, r in e[1].items()}, set(e[2]),
-                                  {tuple(json.loads(k)): Reason.from_dict(r)
-                                   for k, r in (e[3] if len(e) > 3 else {}).items()})
-                     for p, e in stored["exempt"].items()}
+            found = {p: Exemption(m and Reason.from_dict(m),
+                                  {n: Reason.from_dict(r) for n, r in f.items()}, set(g))
+                     for p, (m, f, g) in stored["exempt"].items()}
         else:
             found = {}
-            for path, (modname, names, places) in wanted.items():
+            for path, (modname, names) in wanted.items():
                 ex = _exemption(project, path, root, modname, names)
-                if not ex.module:
-                    ex.findings = dead_defaults(project, path, root, top, places)
                 if ex:
                     found[path] = ex
             if memo and fresh:
                 _write_json(memo, {"key": h.hexdigest(), "exempt": {
                     p: [_stored(e.module), {n: _stored(r) for n, r in e.functions.items()},
-                        sorted(e.guarded),
-                        {json.dumps(list(k)): _stored(r) for k, r in e.findings.items()}]
-                    for p, e in found.items()}})
+                        sorted(e.guarded)] for p, e in found.items()}})
         out.update(found)
+    for res in results:  # not stored: it depends on the findings' places, not their scopes
+        if res.diagnostics and res.path.endswith(".py"):
+            dead = dead_defaults(project, res)
+            if dead:
+                out.setdefault(os.path.abspath(res.path), Exemption()).defaults = dead
     return out
 
 
@@ -115,36 +114,11 @@ def _exemption(project: Project, path: str, root: str, modname: str, names) -> E
     return ex
 
 
-def dead_defaults(project: Project, path: str, root: str, top: str, places) -> dict:
-    """{(row, col): Reason} of the findings of `path` that stand in a parameter default no
-    call in the package uses (`devlint.evidence.package_default`)."""
-    from devlint.evidence.package_default import defaults_at, package_default_reason
-
-    tree = project.tree(path)
-    if tree is None or not places:
-        return {}
-    out = {}
-    for place, (name, param, index, line) in defaults_at(tree, places).items():
-        trees = []
-        for other, _ in project.files(root, top):
-            text = project.text(other)
-            if text is not None and name in text:
-                t = project.tree(other)
-                if t is not None:
-                    trees.append(t)
-        why = package_default_reason(name, param, index, trees, path, line)
-        if why is not None:
-            out[place] = why
-    return out
-
-
 def keep(diag, ex: Exemption | None) -> bool:
     """Whether a finding survives its file's exemption."""
     if not ex or diag.code in _KEEP:
         return True
-    if ex.module:
-        return False
-    if tuple(diag.location) in ex.findings:
+    if ex.module or diag.start in ex.defaults:
         return False
     if diag.scope not in ex.functions:
         return True
@@ -174,8 +148,9 @@ def apply(results, exempt: dict) -> int:
                 res.exempt.insert(0, exempt_from_reason(ex.module, None, "", res.path,
                                                         rules=ALL_RULES))
             for d in gone:
-                why = ex.module or ex.findings.get(tuple(d.location)) or ex.functions[d.scope]
-                e = exempt_from_reason(why, d.code, d.name, res.path, d.start, d.end)
+                why = ex.module or ex.defaults.get(d.start) or ex.functions[d.scope]
+                e = exempt_from_reason(why, d.code, d.name,
+                                       res.path, d.start, d.end)
                 e.location, e.end_location = d.location, d.end_location
                 res.exempt.append(e)
             res.diagnostics = kept

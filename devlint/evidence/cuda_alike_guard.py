@@ -1,0 +1,48 @@
+"""Principle: under a test for a CUDA-alike platform, the `torch.cuda` API is that platform's.
+
+`if current_platform.is_cuda_alike(): s = torch.cuda.Stream()`, `if is_rocm(): n =
+torch.cuda.get_device_properties(0).multi_processor_count`, the else-branch of `if not
+is_cuda_alike(): return None`: the branch runs only on CUDA or on ROCm, and PyTorch's ROCm
+build *is* the "cuda" device type, so its `torch.cuda` module is the right API on both (the
+same reason a ROCm file is CUDA-alike, `cuda_only_module`).
+Evidence: the test (a call of `is_cuda_alike()` or `is_rocm()`, also one operand of an `and`,
+or negated before an early exit), and its line.
+Limits: only the `torch.cuda` API rules (DL401-DL404) honour it; a device literal, a
+visibility variable or a backend name under the same test is still reported (the platform
+names its own: upstream vLLM fixed `CUDA_VISIBLE_DEVICES` under `if is_cuda_alike():`, and
+`device="cuda"` under `if current_platform.is_rocm():`, where the device comes from the
+platform or the tensors). A test that only
+rules some platforms out (`not is_xpu()`) is no such test. A project rule that forbids the call
+outright outranks it (`project_policy`).
+"""
+from __future__ import annotations
+
+import ast
+
+from devlint.evidence import Reason
+
+_ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm"})
+
+
+def alike_polarity(test) -> int:
+    """+1 where the test is true only on a CUDA-alike platform (`is_cuda_alike()`,
+    `is_rocm()`, also as one operand of `and`), -1 for its negation, 0 otherwise."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return -alike_polarity(test.operand)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return 1 if any(alike_polarity(v) > 0 for v in test.values) else 0
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return -1 if any(alike_polarity(v) < 0 for v in test.values) else 0
+    if not isinstance(test, ast.Call):
+        return 0
+    func = test.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return 1 if name in _ALIKE_QUERIES and not test.args else 0
+
+
+def alike_guard_reason(test, path: str | None, branch: str = "if") -> Reason:
+    text = {"if": "under a test for a CUDA-alike platform (CUDA or ROCm: torch.cuda is its API)",
+            "exit": "after an early exit that leaves only a CUDA-alike platform (CUDA or ROCm: "
+                    "torch.cuda is its API)"}[branch]
+    r = Reason("cuda-alike-guard", text, path, getattr(test, "lineno", None))
+    return r

@@ -1,0 +1,148 @@
+"""Principle: a parameter default that no call in the package uses never reaches a device.
+
+`def init_worker(..., backend: str = "nccl")` whose every caller in the package passes
+`backend=current_platform.dist_backend`, `class Proposer: def __init__(self, cfg,
+device="cuda")` whose only construction passes `device=device`: the default is dead code, the
+value comes from the callers (whose own literals are reported where they hardcode). The
+library twin of `dead_default` (which judges a test module by itself).
+Evidence: the `def` line, and the number of calls seen in the package (every `.py` file of
+the top-level package the module belongs to).
+Limits: every use of the name in the package must be a call that passes the parameter (by
+keyword, or by position) a value of its own; a call that forwards its caller's parameter with
+a default other than None (`device=device` inside `def outer(device="cuda")`: the default
+stays live through it; forwarding `def outer(device=None)` passes None, not the default), a
+use that is not a call (a callback, a registry, a base class, a re-export), a call with
+`*args`/`**kwargs`, or no call at all keeps the finding. Calls are matched by name (a method
+by its attribute name, a class by its constructor; dunder methods other than `__init__` are
+called by the language and never count), so a name shared with another callable counts
+against it. Uses outside the package (its tests in a sibling folder, its users) are not seen:
+a default a package never calls itself stays a finding. Applied by the project stage
+(`devlint.engine.project`).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.evidence import Reason
+
+PRINCIPLE = "dead-default"
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def default_at(tree: ast.Module, offset_row: int, offset_col: int):
+    """(called name, parameter, positional index or None, the `def` line) when the finding at
+    (row, 0-based col) lies in a parameter default of a function or method of `tree`, else
+    None. For `__init__` the called name is the class's; a method's positional index skips
+    `self`."""
+    for cls, fn in _defs(tree):
+        a = fn.args
+        positional = [*a.posonlyargs, *a.args]
+        pairs = [(arg, d, positional.index(arg))
+                 for arg, d in zip(positional[len(positional) - len(a.defaults):], a.defaults)]
+        pairs += [(arg, d, None) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        for arg, d, index in pairs:
+            if not _inside(d, offset_row, offset_col):
+                continue
+            name = fn.name
+            if cls is not None:
+                if name == "__init__":
+                    name = cls.name
+                elif any(_decorator_name(x) == "staticmethod" for x in fn.decorator_list):
+                    return name, arg.arg, index, fn.lineno
+                elif name.startswith("__"):
+                    return None  # dunders are called by the language, not by name
+                if index is not None:
+                    index -= 1  # `self`/`cls` is bound
+            return name, arg.arg, index, fn.lineno
+    return None
+
+
+def _decorator_name(d) -> str:
+    d = d.func if isinstance(d, ast.Call) else d
+    return d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
+
+
+def _defs(tree):
+    for st in tree.body:
+        if isinstance(st, _FUNCS):
+            yield None, st
+        elif isinstance(st, ast.ClassDef):
+            for m in st.body:
+                if isinstance(m, _FUNCS):
+                    yield st, m
+
+
+def _inside(node, row: int, col: int) -> bool:
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    return start <= (row, col) < end
+
+
+def uses_in(tree: ast.Module, name: str) -> list:
+    """Every load of `name` (as a name or an attribute) in `tree`: the call when it is called,
+    None for any other use."""
+    out = []
+    called = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) == name:
+                out.append(n)
+                called.add(id(f))
+    for n in ast.walk(tree):
+        if id(n) in called:
+            continue
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+            out.append(None)
+        elif isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Load):
+            out.append(None)
+        elif isinstance(n, ast.alias) and (n.asname or n.name.rsplit(".", 1)[-1]) != name \
+                and n.name.rsplit(".", 1)[-1] == name:
+            out.append(None)  # imported under another name: its calls are not seen
+    return out
+
+
+def forwarded_defaults(tree: ast.Module) -> dict:
+    """id(call) -> the names of its enclosing functions' parameters that have a default other
+    than None: a call passing one of them only forwards that default (`device=device` inside
+    `def outer(device="cuda")`), it overrides nothing."""
+    out: dict = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, _FUNCS):
+            continue
+        a = fn.args
+        positional = [*a.posonlyargs, *a.args]
+        pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        pairs += [(x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        # a `None` default forwards no value of the callee's: the callee gets None
+        names = {x.arg for x, d in pairs if not (isinstance(d, ast.Constant) and d.value is None)}
+        if not names:
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call):
+                out.setdefault(id(n), set()).update(names)
+    return out
+
+
+def passes(call: ast.Call, param: str, index, forwarded=frozenset()) -> bool:
+    """The call passes `param` a value of its own (not a default of its caller's that it
+    forwards)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None
+                                                                 for k in call.keywords):
+        return False
+    value = next((k.value for k in call.keywords if k.arg == param), None)
+    if value is None and index is not None and index < len(call.args):
+        value = call.args[index]
+    if value is None:
+        return False
+    return not (isinstance(value, ast.Name) and value.id in forwarded)
+
+
+def mentions(text: str, name: str) -> bool:
+    return re.search(r"\b" + re.escape(name) + r"\b", text) is not None
+
+
+def dead_default_reason(name: str, param: str, calls: int, path: str, line: int) -> Reason:
+    return Reason(PRINCIPLE, f"every call of `{name}` in the package passes `{param}` "
+                  f"({calls} call{'s' if calls != 1 else ''}): the default is dead", path, line)
