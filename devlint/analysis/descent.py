@@ -40,6 +40,7 @@ class Descent(GuardTests):
         self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
         self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
+        self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -52,6 +53,7 @@ class Descent(GuardTests):
         body = self.f.tree.body
         self._query_aliases(body)
         self._cuda_helpers(body)
+        self._bound_marks(body)
         self.block(body, Where(None, None, False, None, None, "module"))
 
     def block(self, body, where: Where):

@@ -244,6 +244,8 @@ class GuardTests:
         `@skipif(<false establishes CUDA>)`, `@skipUnless(<true establishes CUDA>)`,
         `@requires_cuda`-style gates."""
         for d in stmt.decorator_list:
+            if isinstance(d, ast.Name) and d.id in self.bound_marks:
+                d = self.bound_marks[d.id]  # `@requires_hopper`, bound to a skip mark
             target = d.func if isinstance(d, ast.Call) else d
             name = target.attr if isinstance(target, ast.Attribute) else \
                 getattr(target, "id", "")
@@ -255,6 +257,16 @@ class GuardTests:
                                        or (name in SKIP_UNLESS and on_true)):
                     return guard_reason("gate", d, self.f.path)
         return None
+
+    def _bound_marks(self, body):
+        """Skip marks bound to a name at module level (`requires_hopper =
+        pytest.mark.skipif(<cap != (9, 0)>, ...)`, then `@requires_hopper`): the decorator is
+        the mark. The gate's evidence is the mark's line."""
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Call) \
+                    and _called_name(st.value) in SKIP_IF | SKIP_UNLESS:
+                self.bound_marks[st.targets[0].id] = st.value
 
     def _reported_gate(self, test) -> bool:
         """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a

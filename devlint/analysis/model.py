@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from devlint.evidence import Reason
+from devlint.evidence.cuda_kernel_source import builders as kernel_builders
+from devlint.evidence.cuda_kernel_source import scope_reason as kernel_source_scope
 from devlint.evidence.cuda_only_scope import _scope_reason
 from devlint.evidence.cuda_twin import (
     api_stand_ins, defined_functions, stand_in_reason, twin_reason,
@@ -135,6 +137,9 @@ class FileFacts:
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                          or stated_scope_reason(scope, self.path)
+                                         or kernel_source_scope(scope, self.memo(
+                                             "kernel-builders", lambda: kernel_builders(
+                                                 self.tree, self.text)), self.path)
                                          or self._calls_cuda_only(scope)
                                          or never_runs_reason(scope, self.path)
                                          or self._twin(scope, w.klass)

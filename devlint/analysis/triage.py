@@ -12,6 +12,8 @@ import ast
 from devlint.analysis.descent import Descent
 from devlint.analysis.model import FileFacts, collect_imports, resolve_profile
 from devlint.analysis.rows import hot_rows, leading_rows
+from devlint.evidence.cuda_kernel_source import module_reason as kernel_source_module
+from devlint.evidence.entry_gate import entry_gate_reason
 from devlint.evidence.cuda_only_module import (
     _cuda_only_reason, _profile_folder_reason, _runtime_reason, _vendor_family_reason,
 )
@@ -33,7 +35,9 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     facts.cuda_only = (_cuda_only_reason(path, tree, by_path=by_path)
                        or (_profile_folder_reason(path, profile) if by_path else None)
                        or _runtime_reason(tree, text, path)
-                       or stated_requirement_reason(tree, path))
+                       or stated_requirement_reason(tree, path)
+                       or kernel_source_module(tree, text, path)
+                       or entry_gate_reason(tree, text, path))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True,
                                                              by_path=by_path)
                         or (_vendor_family_reason(path) if by_path else None))

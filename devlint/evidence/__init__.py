@@ -27,6 +27,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `TYPE_CHECKING` block, a test that is always skipped); `dead_default`: a parameter default
   every call in its test module overrides.
 - `print_only`: a CUDA test that only chooses a message.
+- `cuda_kernel_source`: code that builds a kernel from CUDA C++ source (`cuda_sources=`, a
+  `.cu`/`.cuh` file given to a loader), its wrappers, a module of such kernels.
+- `entry_gate`: a script whose entry point stops unless the GPU has a given NVIDIA compute
+  capability or AMD architecture.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
@@ -73,6 +77,8 @@ PRINCIPLES = {
     "cuda-only-arm": "devlint.evidence.cuda_only_arm",
     "compared-value": "devlint.evidence.compared_value",
     "dead-value": "devlint.evidence.dead_value",
+    "cuda-kernel-source": "devlint.evidence.cuda_kernel_source",
+    "entry-gate": "devlint.evidence.entry_gate",
 }
 
 

@@ -5,6 +5,9 @@ on purpose (pattern D: `pytestmark = skipif(get_device_capability() != (12, 0))`
 `if not is_sm_at_least_90(): pytest.skip(allow_module_level=True)`,
 `@skipif(not is_sm_at_least_100())`).
 
+AMD architectures count too (`is_sm_at_least_89() or is_MI300()`): ROCm's torch device type is
+"cuda", and such a gate requires a CUDA-alike GPU of a given generation.
+
 Limits: the gate must *require* the capability (`torch.cuda.is_available() and not
 is_sm_at_least_89()` skips only old CUDA GPUs and runs everywhere else); a capability query
 that merely picks a kernel inside generic code exempts nothing here.
@@ -14,10 +17,13 @@ from __future__ import annotations
 import ast
 import re
 
+# AMD GPU architectures (`is_MI300()`, `is_gfx950()`, `_is_cdna3()`): PyTorch's ROCm build is
+# the "cuda" device type, so a gate that requires "SM89 or MI300" requires a GPU of that type
+AMD_ARCH = r"mi\d{3}|gfx\d+|cdna\d*"
 # compute-capability queries: torch's, and a project's `is_sm_at_least_90()`, `_is_hopper()`,
-# `is_blackwell()`, `_hopper_or_newer()` (NVIDIA architecture names)
+# `is_blackwell()`, `_hopper_or_newer()` (NVIDIA architecture names), and AMD's (`AMD_ARCH`)
 _CAPABILITY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+|sm_at_least|sm_version|hopper|blackwell|ampere"
-                         r"|device_capability|compute_capability)(?:_|$|\d)")
+                         r"|device_capability|compute_capability|%s)(?:_|$|\d)" % AMD_ARCH)
 _SKIP_IF = {"skipif", "skipIf"}
 _SKIP_UNLESS = {"skipUnless"}
 
@@ -109,22 +115,43 @@ def module_gate(tree) -> ast.stmt | None:
     return None
 
 
-def build_query_reason(stmt, path: str | None):
+def build_query_reason(stmt, path: str | None, function=None):
     """The reason for a candidate in the test of `stmt` (an `if` or `assert`) that also asks
     which build torch is (`torch.version.hip`, `torch.version.cuda`): `not torch.version.hip
     or not torch.cuda.is_available()` asks about ROCm, `not torch.cuda.is_available() or
     torch.version.cuda is None` about a CUDA build; their `torch.cuda` queries are that build's
-    own. Limits: only the test, never the body it guards."""
+    own. So is a platform flag built the same way, `IS_ROCM = torch.cuda.is_available() and
+    torch.version.hip is not None` (a target named after the build it detects: `rocm`, `hip`,
+    `cuda`, `nvidia`, `amd`), and the return of a detector so named (`def is_rocm():
+    return ...`). Limits: only the test, never the body it guards; a flag named after what it
+    decides (`use_pin = torch.cuda.is_available() and not torch.version.hip`) picks a
+    behaviour, and stays a finding."""
     from devlint.evidence import Reason
 
     test = getattr(stmt, "test", None)
-    if not isinstance(stmt, (ast.If, ast.Assert)) or test is None:
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return)) and stmt.value is not None:
+        test = stmt.value if _names_a_build(stmt, function) else None
+    elif not isinstance(stmt, (ast.If, ast.Assert)):
+        return None
+    if test is None:
         return None
     for n in ast.walk(test):
         if _is_build(n, ("cuda", "hip")):
             return Reason("cuda-only-scope", f"the test asks which build torch is "
                           f"(`version.{n.attr}`)", path, stmt.lineno)
     return None
+
+
+_BUILD_WORD = re.compile(r"(?i)(?:^|_)(?:rocm|hip|cuda|nvidia|amd)(?:_|$)")
+
+
+def _names_a_build(stmt, function) -> bool:
+    """The assignment's targets (for a `return`, the function returning) name a build."""
+    if isinstance(stmt, ast.Return):
+        return function is not None and bool(_BUILD_WORD.search(function.name))
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    names = [t.id if isinstance(t, ast.Name) else getattr(t, "attr", "") for t in targets]
+    return bool(names) and all(_BUILD_WORD.search(n) for n in names)
 
 
 def _skips_module(stmt) -> bool:

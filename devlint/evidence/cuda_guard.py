@@ -11,9 +11,12 @@ Also `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`,
 file that returns such a test or asserts/requires one before anything else (`_require_cuda()`
 as a statement guards the rest of its block), and the skip gate of the enclosing test or class
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
-`@requires_cuda`) where that gate is itself a finding (DL203) or asks for a compute
-capability or a CUDA toolkit version (`torch.version.cuda`: `devlint.evidence.cuda_build`);
-a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
+`@requires_cuda`, a skip mark bound to a name at module level: `requires_hopper =
+pytest.mark.skipif(...)` then `@requires_hopper`) where that gate is itself a finding (DL203)
+or asks for a compute capability (NVIDIA SM or AMD architecture) or a CUDA toolkit version
+(`torch.version.cuda`: `devlint.evidence.cuda_build`); a gate on a flag (`skipIf(not
+_CUDA_IS_AVAILABLE)`) is no such finding, and upstream fixed the devices under one (torchao's
+test_qat.py, cross corpus 020); a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
 nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of
 `x or device.type != "cuda"` is CUDA's.
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
@@ -47,7 +50,9 @@ _TORCH_CUDA_COUNTS = {"torch.cuda.device_count", "torch.cuda.default_generators"
 # architecture): true only on a CUDA GPU
 _CAPABILITY_NAME = re.compile(
     r"(?i)^_*(?:is_|has_|check_|at_least_)?(?:sm_?\d+\w*|sm_at_least\w*|hopper|blackwell|ampere)$"
-    r"|(?:^|_)sm_at_least(?:_|$)|(?:^|_)sm_?\d{2,3}(?:_|$)")
+    r"|(?:^|_)sm_at_least(?:_|$)|(?:^|_)sm_?\d{2,3}(?:_|$)"
+    # AMD architectures (`is_MI300`, `is_gfx950`): ROCm's device type is "cuda" too
+    r"|^_*(?:is_|has_)?(?:mi\d{3}|gfx\d+|cdna\d*)\w*$")
 _CAPABILITY_QUERIES = {"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"}
 # decorators that skip a test unless CUDA is there (the gate is DL203's finding; the test's
 # body is CUDA's)

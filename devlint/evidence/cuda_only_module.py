@@ -99,7 +99,8 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
         return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
     gate = module_gate(tree)
     if gate is not None:
-        return Reason(_P, "the whole module only runs on a CUDA build or a given NVIDIA compute capability",
+        return Reason(_P, "the whole module only runs on a CUDA build or a given NVIDIA compute capability "
+                      "or AMD architecture",
                       path, gate.lineno)
     if is_test_path(parts):
         # a test module importing a CUDA-only stack gates those tests; its device constants

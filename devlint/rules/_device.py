@@ -71,7 +71,7 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             return annotation_reason(node, facts.path)
         if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
             printed = (print_only_reason(w.statement, facts.path)
-                       or build_query_reason(w.statement, facts.path))
+                       or build_query_reason(w.statement, facts.path, w.function))
             if printed:
                 return printed
     return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)

@@ -1,4 +1,8 @@
-"""DL103 device-literal-argument."""
+"""DL103 device-literal-argument.
+
+Size: ~510 lines, most of them the rule's valid and invalid examples (its tests and its docs),
+which show each principle's evidence next to its limits.
+"""
 from __future__ import annotations
 
 import ast
@@ -149,6 +153,24 @@ class DeviceLiteralArgument(Rule):
         # a test that is always skipped never runs
         Valid('import pytest\nimport torch\n\n\n@pytest.mark.skip(reason="requires CUDA")\n'
               'class TestX:\n    def test_a(self):\n        x = torch.zeros(2, device="cuda")\n'),
+        # cuda-kernel-source: the wrapper of a kernel built from CUDA C++ source
+        Valid('import torch\nfrom torch.utils.cpp_extension import load\n\n\n'
+              'def _ext():\n    return load("rms", sources=["rms.cu"])\n\n\n'
+              'def rms(x):\n    out = torch.empty(x.shape, device="cuda")\n'
+              '    _ext().run(out, x)\n    return out\n'),
+        # entry-gate: a script whose entry point stops unless the GPU is an SM100
+        Valid('import torch\n\n\ndef bench():\n    return torch.randn(8, device="cuda")\n\n\n'
+              'def main():\n    if not is_sm_at_least_100():\n'
+              '        raise RuntimeError("requires SM100")\n    bench()\n\n\n'
+              'if __name__ == "__main__":\n    main()\n'),
+        # a module skipped unless the GPU is an SM89 NVIDIA or an MI300 AMD one
+        Valid('import pytest\nimport torch\nif not (is_sm_at_least_89() or is_MI300()):\n'
+              '    pytest.skip("fp8", allow_module_level=True)\n\n\n'
+              'def test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        # a skip mark bound to a name, that requires a compute capability
+        Valid('import pytest, torch\nrequires_hopper = pytest.mark.skipif(\n'
+              '    not is_sm_at_least_90(), reason="FA3")\n\n\n'
+              '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
         # a module-level name a library module never reads may be read by its importers
@@ -196,6 +218,77 @@ class DeviceLiteralArgument(Rule):
                 'torch.accelerator.is_available() else "cpu"\n'
                 '    return torch.zeros(n, device=device)\n'),
         Invalid('def f(device="cuda"): return device\n', None),
+        # a `.cu` name in a message is no build; a generic function beside a kernel builder,
+        # and a wrapper that calls it under an `if`, are not the kernel's
+        Invalid('import torch\n\n\ndef f(x):\n    log("see rms.cu")\n'
+                '    return torch.zeros(2, device="cuda")\n', 'import torch\n'
+                '\n'
+                '\n'
+                'def f(x):\n'
+                '    log("see rms.cu")\n'
+                '    return torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
+        Invalid('import torch\nfrom torch.utils.cpp_extension import load\n\n\n'
+                'def _ext():\n    return load("rms", sources=["rms.cu"])\n\n\n'
+                'def rms(x, fast):\n    if fast:\n        return _ext().run(x)\n'
+                '    return torch.zeros(2, device="cuda")\n', 'import torch\n'
+                'from torch.utils.cpp_extension import load\n'
+                '\n'
+                '\n'
+                'def _ext():\n'
+                '    return load("rms", sources=["rms.cu"])\n'
+                '\n'
+                '\n'
+                'def rms(x, fast):\n'
+                '    if fast:\n'
+                '        return _ext().run(x)\n'
+                '    return torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
+        # a skip gate on a flag is no gate that establishes CUDA: upstream fixed the devices
+        # under one (torchao test_qat.py)
+        Invalid('import torch, unittest\n_CUDA = torch.cuda.is_available()\n\n\n'
+                '@unittest.skipIf(not _CUDA, "cuda")\ndef test_a():\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import torch, unittest\n_CUDA = torch.cuda.is_available()\n\n\n'
+                '@unittest.skipIf(not _CUDA, "cuda")\ndef test_a():\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
+        # a bound mark that merely asks about the platform exempts nothing under it
+        Invalid('import pytest, torch\nneeds_cuda_platform = pytest.mark.skipif(\n'
+                '    not current_platform.is_cuda(), reason="x")\n\n\n'
+                '@needs_cuda_platform\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nneeds_cuda_platform = pytest.mark.skipif(\n'
+                '    not current_platform.is_cuda(), reason="x")\n\n\n'
+                '@needs_cuda_platform\ndef test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
+        # entry-gate: a gate on availability alone asks "is there a GPU?"; a library has no
+        # entry point
+        Invalid('import torch\n\n\ndef bench():\n    return torch.randn(8, device="cuda")\n\n\n'
+                'def main():\n    if not torch.cuda.is_available():\n        return\n    bench()\n\n\n'
+                'if __name__ == "__main__":\n    main()\n', 'import torch\n'
+                '\n'
+                '\n'
+                'def bench():\n'
+                '    return torch.randn(8, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'
+                '\n'
+                '\n'
+                'def main():\n'
+                '    if not torch.cuda.is_available():\n'
+                '        return\n'
+                '    bench()\n'
+                '\n'
+                '\n'
+                'if __name__ == "__main__":\n'
+                '    main()\n'),
+        Invalid('import torch\n\n\ndef bench():\n    return torch.randn(8, device="cuda")\n\n\n'
+                'def main():\n    if not is_sm_at_least_100():\n'
+                '        raise RuntimeError("requires SM100")\n    bench()\n', 'import torch\n'
+                '\n'
+                '\n'
+                'def bench():\n'
+                '    return torch.randn(8, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n'
+                '\n'
+                '\n'
+                'def main():\n'
+                '    if not is_sm_at_least_100():\n'
+                '        raise RuntimeError("requires SM100")\n'
+                '    bench()\n'),
         # not evidence of CUDA: excluding the CPU, or excluding some platforms
         Invalid('import torch\n\n\ndef f(device):\n    if device == "cpu":\n        return\n'
                 '    torch.ones(1, device="cuda")\n',

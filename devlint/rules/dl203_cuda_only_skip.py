@@ -64,7 +64,7 @@ class CudaOnlySkip(Rule):
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
     exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
-                 "test-double", "only-called-on-cuda")
+                 "test-double", "only-called-on-cuda", "cuda-kernel-source", "entry-gate")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),

@@ -159,6 +159,16 @@ class TorchCudaApi(Rule):
         # print-only: the test only chooses a message
         Valid('import torch\nif len(m) > 1 and torch.cuda.device_count() > 1:\n'
               '    logger.warning("the model is spread over several GPUs")\n'),
+        # a flag or detector named after the build it detects asks which build torch is
+        Valid("import torch\nIS_ROCM = torch.cuda.is_available() and torch.version.hip is not None\n"),
+        Valid("import torch\n\n\ndef is_rocm():\n"
+              "    return torch.cuda.is_available() and torch.version.hip is not None\n"),
+        # cuda-kernel-source: a module of kernels built from CUDA C++ source
+        Valid("import torch\nfrom torch.utils.cpp_extension import load_inline\n\n\n"
+              "def a(x):\n    m = load_inline('a', cpp_sources='', cuda_sources=SRC_A)\n"
+              "    torch.cuda.synchronize()\n    return m.a(x)\n\n\n"
+              "def b(x):\n    m = load_inline('b', cpp_sources='', cuda_sources=SRC_B)\n"
+              "    return m.b(x)\n"),
     ]
     invalid = [
         # the other accelerator's statement stands too far away to pair with the CUDA one
@@ -181,6 +191,10 @@ class TorchCudaApi(Rule):
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
                 None),
+        # a flag named after what it decides picks a behaviour, not a build
+        Invalid("import torch\nuse_pin = torch.cuda.is_available() and not torch.version.hip\n",
+                'import torch\n'
+                'use_pin = torch.accelerator.is_available() and not torch.version.hip\n'),
         # after one other platform alone, the else is every remaining platform's
         Invalid("import torch\nif current_platform.is_tpu():\n    pass\nelse:\n"
                 "    torch.cuda.set_device(0)\n",
