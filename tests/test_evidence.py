@@ -79,7 +79,7 @@ def test_an_annotation_is_not_a_device():
 def test_no_reason_no_exemption():
     # not CUDA: excluding the CPU is no evidence of CUDA
     facts, reasons = _reasons('import torch\ndef f(device):\n    if device == "cpu":\n'
-                              '        return\n    d = "cuda"\n')
+                              '        return\n    d = "cuda"\n    return d\n')
     assert reasons[5] is None
     node = next(n for n in device_strings(facts) if n.lineno == 5)
     assert not skipped(facts, node)
@@ -134,3 +134,131 @@ def test_in_function_principles(text, row, principle):
 ])
 def test_limits_of_the_in_function_principles(text, row):
     assert _api_reasons(text)[row] is None
+
+
+# --- principles of issue 18 (phf): side-by-side platforms, CUDA-only backends of another
+# runtime, a stated CUDA requirement, abstract defaults
+
+@pytest.mark.parametrize("text, row, principle, evidence_row", [
+    # CUDA and another accelerator tested side by side (not an elif chain)
+    ("if torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+     "if torch.xpu.is_available():\n    torch.xpu.empty_cache()\n", 1, "sibling-platforms", 3),
+    ("if torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+     "if torch.xpu.is_available():\n    torch.xpu.empty_cache()\n", 2, "sibling-platforms", 3),
+    ("def f(cfg):\n    cuda_ok = torch.cuda.is_available()\n    fa = cfg.fa and cuda_ok\n"
+     "    xpu_ok = is_torch_xpu_available()\n    return fa or xpu_ok\n", 2,
+     "sibling-platforms", 4),
+    # a project's CUDA availability helper is one arm of its ladder
+    ("if is_torch_mlu_available():\n    d = 1\nelif is_torch_cuda_available():\n"
+     "    torch.cuda.set_device(0)\nelif is_torch_npu_available():\n    d = 2\n", 4,
+     "platform-ladder", 3),
+    # another runtime's CUDA-only backend
+    ("def f(available):\n    return torch.cuda.is_available() and "
+     "'CUDAExecutionProvider' in available\n", 2, "cuda-backend", 2),
+])
+def test_phf_principles(text, row, principle, evidence_row):
+    why = _api_reasons(text)[row]
+    assert why is not None and why.principle == principle, why
+    assert why.location == f"pkg/mod.py:{evidence_row + 1}"
+
+
+@pytest.mark.parametrize("text, row", [
+    # a lone CUDA guard, or one far from the other platform's statement
+    ("if torch.cuda.is_available():\n    torch.cuda.empty_cache()\n", 1),
+    ("if torch.cuda.is_available():\n    torch.cuda.empty_cache()\na = 1\nb = 2\n"
+     "if torch.xpu.is_available():\n    torch.xpu.empty_cache()\n", 1),
+    # the CPU is no other accelerator; excluding a platform is not handling it
+    ("if torch.cuda.is_available():\n    torch.cuda.empty_cache()\nif device == 'cpu':\n"
+     "    pass\n", 1),
+    ("if torch.cuda.is_available():\n    torch.cuda.empty_cache()\nif not is_xpu():\n"
+     "    pass\n", 1),
+    # a backend list that also names another backend is no CUDA test
+    ("def f(p):\n    if p in ('CUDAExecutionProvider', 'ROCMExecutionProvider'):\n"
+     "        torch.cuda.synchronize()\n", 3),
+])
+def test_limits_of_the_phf_principles(text, row):
+    assert _api_reasons(text)[row] is None
+
+
+def test_a_backend_test_guards_the_code_under_it():
+    facts, reasons = _reasons("import torch\n\n\ndef device(provider, i):\n"
+                              "    if provider in ('CUDAExecutionProvider', "
+                              "'TensorrtExecutionProvider'):\n"
+                              "        return torch.device('cuda', i)\n")
+    assert reasons[6].principle == "cuda-guard"
+    assert reasons[6].location == "pkg/mod.py:5"
+
+
+def test_a_stated_cuda_requirement_makes_the_module_cuda_only():
+    text = ('"""Megatron backend.\n\nRequirements:\n    - PyTorch with CUDA support\n"""\n'
+            'import torch\nd = torch.device("cuda")\n')
+    facts = build_facts("pkg/backend.py", text, Settings(profile="torch"))
+    why = facts.cuda_only
+    assert (why.principle, why.location) == ("stated-requirement", "pkg/backend.py:4")
+    for doc in ('"""CUDA-only primitives, so on ROCm we dispatch here."""',
+                '"""Requires CUDA or XPU."""', '"""A model. See the CUDA docs."""'):
+        facts = build_facts("pkg/backend.py", doc + '\nimport torch\nd = torch.device("cuda")\n',
+                            Settings(profile="torch"))
+        assert facts.cuda_only is None, doc
+    # a test module's docstring is no contract: its gates are
+    facts = build_facts("tests/test_x.py", '"""Requires CUDA."""\nd = "cuda"\n',
+                        Settings(profile="torch"))
+    assert facts.cuda_only is None
+
+
+def test_an_abstract_default_is_dead_and_a_concrete_one_is_not():
+    text = ("import abc\nimport torch\n\n\nclass Base(abc.ABC):\n    @abc.abstractmethod\n"
+            "    def set_state(self, s, device='cuda'):\n        raise NotImplementedError\n\n"
+            "    def get(self, device='cuda'):\n        return torch.ones(1, device=device)\n")
+    facts = build_facts("pkg/mod.py", text, Settings(profile="torch"))
+    by_row = {n.lineno: why_skipped(facts, n) for n in device_strings(facts)}
+    assert (by_row[7].principle, by_row[7].location) == ("abstract-default", "pkg/mod.py:6")
+    assert by_row[10] is None
+
+
+@pytest.mark.parametrize("text, row, principle, evidence_row", [
+    # a device value a script assigns and never reads
+    ("if __name__ == '__main__':\n    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+     "    main()\n", 2, "dead-value", 2),
+])
+def test_value_principles(text, row, principle, evidence_row):
+    why = _api_reasons(text)[row]
+    assert why is not None and why.principle == principle, why
+    assert why.location == f"pkg/mod.py:{evidence_row + 1}"
+
+
+@pytest.mark.parametrize("text, row", [
+    # a memory statistic that is only printed is no dead value (maintainers fix them)
+    ("def f():\n    peak = torch.cuda.max_memory_allocated()\n    print(peak)\n", 2),
+    # a library module's names are read by its importers; a read name is alive
+    ("device = 'cuda' if torch.cuda.is_available() else 'cpu'\n", 1),
+    ("if __name__ == '__main__':\n    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+     "    main(device)\n", 2),
+])
+def test_limits_of_the_value_principles(text, row):
+    assert _api_reasons(text)[row] is None
+
+
+def test_dead_default_covers_methods_but_not_dunders():
+    from devlint.evidence.package_dead_default import default_at
+    import ast as _ast
+    tree = _ast.parse("class P:\n    @staticmethod\n    def mask(t, device='cuda'):\n"
+                      "        return t\n\n    def get(self, n, device='cuda'):\n        return n\n\n"
+                      "    def __call__(self, device='cuda'):\n        return 1\n")
+    assert default_at(tree, 3, 23) == ("mask", "device", 1, 3)
+    assert default_at(tree, 6, 28) == ("get", "device", 1, 6)
+    assert default_at(tree, 9, 30) is None
+
+
+def test_a_cuda_toolkit_version_gate_establishes_a_cuda_build():
+    text = ("import pytest\nfrom packaging import version\n"
+            "CUDA_OK = version.parse(torch.version.cuda) > version.parse('11.4')\n\n\n"
+            "@pytest.mark.skipif(not CUDA_OK, reason='triton requires cuda > 11.4')\n"
+            "def test_x():\n    torch.cuda.synchronize()\n")
+    why = _api_reasons(text)[8]
+    assert why is not None and why.principle == "cuda-guard", why
+    assert why.location == "pkg/mod.py:7"
+    # `torch.version.cuda is None` is the opposite test
+    assert _api_reasons("if torch.version.cuda is None:\n    torch.cuda.synchronize()\n")[2] is None
+    assert _api_reasons("if torch.version.cuda is not None:\n    torch.cuda.synchronize()\n")[2] \
+        .principle == "cuda-guard"

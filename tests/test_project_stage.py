@@ -415,10 +415,48 @@ def test_a_default_every_call_in_the_package_overrides_is_dead(tmp_path):
 def test_a_default_one_use_may_reach_stays_a_finding(tmp_path, caller):
     write(tmp_path, {"pkg/dist.py": DEFAULTS,
                      "pkg/worker.py": "from pkg.dist import Proposer, init_dist\n\n\n"
-                                      "def start(rank, dev, be, kw, dflt=None):\n" + caller})
+                                      "def start(rank, dev, be, kw, dflt=DEFAULT):\n" + caller})
     assert len(findings(tmp_path)) == 1
 
 
 def test_a_default_the_package_never_calls_stays_a_finding(tmp_path):
     write(tmp_path, {"pkg/dist.py": DEFAULTS})
     assert sorted(c for _, _, c in findings(tmp_path)) == ["DL103", "DL501"]
+
+
+def test_a_default_one_call_uses_is_live_beside_a_dead_one(tmp_path):
+    """dead-default: a library function's default that no call in the package uses."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "quant.py").write_text(
+        'import torch\n\n\ndef replace(model, device: str = "cuda:0"):\n'
+        '    return model.to(device)\n\n\ndef public(model, device="cuda"):\n'
+        '    return model.to(device)\n')
+    (pkg / "use.py").write_text(
+        "from pkg.quant import public, replace\n\n\ndef load(m, d):\n"
+        "    return replace(m, device=d), public(m, d), public(m)\n")
+    r = subprocess.run([sys.executable, "-m", "devlint", "check", "--no-cache",
+                        "--output-format", "json", "--show-exempt", "pkg"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    data = json.loads(r.stdout)
+    assert [(f["filename"], f["location"]["row"]) for f in data["findings"]] == [
+        ("pkg/quant.py", 8)]  # `public(m)` uses the default
+    [dead] = [e for e in data["exempt"] if e["principle"] == "dead-default"]
+    assert (dead["filename"], dead["location"]["row"], dead["evidence"]) == (
+        "pkg/quant.py", 4, "pkg/quant.py:4")
+
+
+def test_a_default_forwarded_from_the_callers_signature_stays_live(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "enc.py").write_text(
+        'class Inner:\n    def __init__(self, name, device="cuda"):\n        self.device = device\n\n\n'
+        'class Outer:\n    def __init__(self, name, device="cuda"):\n'
+        '        self.inner = Inner(name, device)\n')
+    r = subprocess.run([sys.executable, "-m", "devlint", "check", "--no-cache",
+                        "--output-format", "json", "pkg"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    rows = sorted(f["location"]["row"] for f in json.loads(r.stdout))
+    assert rows == [2, 7]  # Outer's default moves into Inner: both are live

@@ -11,6 +11,7 @@ from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
 )
 from devlint.evidence import several_platforms
+from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
 from devlint.evidence.not_a_device import type_checking_reason
@@ -31,12 +32,14 @@ class Descent(GuardTests):
         self.f = facts
         self.hot = hot
         self.query_alias: dict = {}
+        self.build_aliases: set = set()  # flags that ask for a CUDA toolkit version
         self.project_api = project_api_names()  # a project's own CUDA-only helpers
         self.dispatch_arms: set = set()  # ids of `if`s that are a dispatch's CUDA arm
         self.chained: set = set()  # ids of `if`s already seen as part of a chain
         self.ladder_tests: dict = {}  # id(if) -> Reason: the test of a ladder's arm
         self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
         self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
+        self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
 
     def is_hot(self, node) -> bool:
@@ -54,6 +57,7 @@ class Descent(GuardTests):
         self.block(body, Where(None, None, False, None, None, "module"))
 
     def block(self, body, where: Where):
+        self._mark_siblings(body)
         exits_for_other = None  # an earlier `if <other accelerator>: return` of this block
         for stmt in body:
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
@@ -135,7 +139,11 @@ class Descent(GuardTests):
                 why = type_checking_reason(stmt.test, self.f.path)
             if id(stmt) in self.dispatch_arms:
                 on_true, tensor = True, None
-                why = ladder_reason(stmt, self.f.path)
+                why = self.arm_reasons.get(id(stmt)) or ladder_reason(stmt, self.f.path)
+            if not on_true:
+                used = cuda_library_call(stmt.body, self.f.qualname)
+                if used is not None:  # the arm calls a CUDA-only library
+                    on_true, tensor, why = True, None, arm_reason(*used, self.f.path)
             body_w = self._guarded(where, on_true, tensor, why)
             else_why = guard_reason("else", stmt.test, self.f.path)
             if id(stmt) in self.ladder_else:
@@ -184,6 +192,8 @@ class Descent(GuardTests):
                 self.f.asserts.append(stmt)
                 self.f.where[id(stmt)] = here
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                if id(stmt) in self.ladder_tests:  # a CUDA flag beside another platform's
+                    here = self._guarded(here, True, None, self.ladder_tests[id(stmt)])
                 self.f.assigns.append(stmt)
                 self.f.where[id(stmt)] = here
             if isinstance(stmt, (ast.Import, ast.ImportFrom)) and where.level == "function":

@@ -8,13 +8,17 @@ import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
 from devlint.evidence.capability_gate import capability_reason
+from devlint.evidence.cuda_backend import backend_reason, is_backend_test
+from devlint.evidence.cuda_build import cuda_build_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
     GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason, other_accelerator_test,
+    _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason,
+    other_accelerator_test,
 )
+from devlint.evidence.sibling_platforms import GAP, sibling_reason
 
 
 def _called_name(call) -> str:
@@ -67,6 +71,38 @@ class GuardTests:
                 return "cuda"
         return None
 
+    def _mark_siblings(self, body) -> None:
+        """`if torch.cuda.is_available(): ...` (or a flag assigned from it) beside a statement
+        for another accelerator (`devlint.evidence.sibling_platforms`): the CUDA statement's
+        test and body are CUDA's own."""
+        kinds = []
+        for st in body:
+            test = None
+            if isinstance(st, ast.If):
+                test = st.test
+            elif isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name):
+                test = st.value
+            kind = self._platform_query(test) if test is not None else None
+            if kind == "other" and any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
+                                       for n in ast.walk(test)):
+                kind = None  # excluding a platform is not handling it
+            kinds.append(kind)
+        if "cuda" not in kinds or "other" not in kinds:
+            return
+        for i, (st, kind) in enumerate(zip(body, kinds)):
+            if kind != "cuda" or id(st) in self.ladder_tests:
+                continue
+            near = range(max(0, i - GAP - 1), min(len(body), i + GAP + 2))
+            other = next((body[j] for j in near if kinds[j] == "other"), None)
+            if other is None:
+                continue
+            why = sibling_reason(other, self.f.path)
+            self.ladder_tests[id(st)] = why
+            if isinstance(st, ast.If):
+                self.dispatch_arms.add(id(st))
+                self.arm_reasons[id(st)] = why
+
     def _mark_dispatch(self, head: ast.If) -> None:
         """Record the arms of an if/elif chain that also has an arm for another accelerator
         (the chain is seen once, from its head): its CUDA arms, the tests of its arms and its
@@ -104,6 +140,8 @@ class GuardTests:
                 on_true, on_false, tensor = self._sides(st.value)
                 if (on_true or on_false) and tensor is None:
                     self.query_alias[st.targets[0].id] = (on_true, on_false)
+                    if cuda_build_test(st.value, self.f.qualname):
+                        self.build_aliases.add(st.targets[0].id)
 
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
@@ -147,6 +185,11 @@ class GuardTests:
                 return True, False, None
             if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
                 return True, False, None
+        if is_backend_test(test):  # `"CUDAExecutionProvider" in providers`
+            return True, False, None
+        build = cuda_build_test(test, self.f.qualname)
+        if build:  # `version.parse(torch.version.cuda) > version.parse("11.4")`
+            return build > 0, build < 0, None
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op = test.ops[0]
             sides = (test.left, test.comparators[0])
@@ -192,6 +235,8 @@ class GuardTests:
             if isinstance(v, ast.Call) and is_capability_name(_called_name(v)) or (
                     isinstance(v, ast.Compare) and self._capability(v.left)):
                 return capability_reason(v, self.f.path)
+            if is_backend_test(v) and isinstance(node.op, ast.And):
+                return backend_reason(v, self.f.path)
         return None
 
     def _skip_gate(self, stmt):
@@ -231,6 +276,9 @@ class GuardTests:
         for n in ast.walk(test):
             if isinstance(n, ast.Call) and is_capability_name(_called_name(n)):
                 return True
+            if isinstance(n, ast.Name) and n.id in self.build_aliases \
+                    or cuda_build_test(n, self.f.qualname):
+                return True  # a CUDA toolkit version: `devlint.evidence.cuda_build`
             if isinstance(n, ast.Attribute) and (self.f.qualname(n) or "").startswith(
                     "torch.cuda."):
                 return True

@@ -19,6 +19,7 @@ from devlint.evidence.cuda_twin import (
     api_stand_ins, defined_functions, stand_in_reason, twin_reason,
 )
 from devlint.evidence.dead_default import default_of
+from devlint.evidence.stated_requirement import scope_reason as stated_scope_reason
 from devlint.evidence.not_a_device import never_runs_reason
 from devlint.evidence.vocabulary import (
     _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
@@ -147,6 +148,7 @@ class FileFacts:
             key = id(scope)
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
+                                         or stated_scope_reason(scope, self.path)
                                          or kernel_source_scope(scope, self.memo(
                                              "kernel-builders", lambda: kernel_builders(
                                                  self.tree, self.text)), self.path)

@@ -17,6 +17,7 @@ from devlint.evidence.entry_gate import entry_gate_reason
 from devlint.evidence.cuda_only_module import (
     _cuda_only_reason, _profile_folder_reason, _runtime_reason, _vendor_family_reason,
 )
+from devlint.evidence.stated_requirement import stated_requirement_reason
 
 
 def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) -> FileFacts:
@@ -34,6 +35,7 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
     facts.cuda_only = (_cuda_only_reason(path, tree, by_path=by_path)
                        or (_profile_folder_reason(path, profile) if by_path else None)
                        or _runtime_reason(tree, text, path)
+                       or stated_requirement_reason(tree, path)
                        or kernel_source_module(tree, text, path)
                        or entry_gate_reason(tree, text, path))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True,

@@ -33,9 +33,17 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   capability or AMD architecture.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
+- `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
+  test for another runtime's CUDA-only backend (ONNX Runtime's CUDA provider);
+  `stated_requirement`: a module docstring that states a CUDA requirement;
+  `abstract_default`: the default of an empty abstract method's parameter; `cuda_only_arm`:
+  the arm of an `if` that calls a CUDA-only library; `compared_value`: a test value stored in
+  a record and compared back; `dead_value`: a value assigned to a name never read;
+  `cuda_build`: a test of the CUDA toolkit version (a `cuda-guard`).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
-  reads the package around a file; `test_double` and `only_called_on_cuda` state them.
+  reads the package around a file; `test_double`, `only_called_on_cuda` and
+  `package_dead_default` (a parameter default no call in the package uses) state them.
 
 `PRINCIPLES` names them all, each with the module whose docstring states it: the one source
 of `principle_summary` (`devlint rule` and docs/rules/ print it).
@@ -62,6 +70,13 @@ PRINCIPLES = {
     "dead-default": "devlint.evidence.package_dead_default",
     "print-only": "devlint.evidence.print_only",
     "cuda-twin": "devlint.evidence.cuda_twin",
+    "sibling-platforms": "devlint.evidence.sibling_platforms",
+    "cuda-backend": "devlint.evidence.cuda_backend",
+    "stated-requirement": "devlint.evidence.stated_requirement",
+    "abstract-default": "devlint.evidence.abstract_default",
+    "cuda-only-arm": "devlint.evidence.cuda_only_arm",
+    "compared-value": "devlint.evidence.compared_value",
+    "dead-value": "devlint.evidence.dead_value",
     "cuda-kernel-source": "devlint.evidence.cuda_kernel_source",
     "entry-gate": "devlint.evidence.entry_gate",
 }

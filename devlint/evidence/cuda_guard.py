@@ -13,7 +13,8 @@ as a statement guards the rest of its block), and the skip gate of the enclosing
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
 `@requires_cuda`, a skip mark bound to a name at module level: `requires_hopper =
 pytest.mark.skipif(...)` then `@requires_hopper`) where that gate is itself a finding (DL203)
-or asks for a compute capability (NVIDIA SM or AMD architecture); a gate on a flag (`skipIf(not
+or asks for a compute capability (NVIDIA SM or AMD architecture) or a CUDA toolkit version
+(`torch.version.cuda`: `devlint.evidence.cuda_build`); a gate on a flag (`skipIf(not
 _CUDA_IS_AVAILABLE)`) is no such finding, and upstream fixed the devices under one (torchao's
 test_qat.py, cross corpus 020); a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
 nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of

@@ -4,7 +4,8 @@ Evidence (a `Reason("cuda-only-scope", ...)` at the scope's `def`/`class` line):
 a CUDA-only stack (`FlashInferBackend`; `cuda` alone is no stack: `move_to_cuda` is a device
 helper, and `_cuda_graph_capture` names no stack), an unconditional import
 of one at its top, or direct use of the CUDA runtime (`.cuda_stream`, `cudart`,
-`DeviceType.CUDA`). `FileFacts.cuda_only_scope` also counts a function that always calls into
+`DeviceType.CUDA`); an import under `try:` whose every handler raises is required, so
+unconditional. `FileFacts.cuda_only_scope` also counts a function that always calls into
 a CUDA-only module, and `cuda_only_callee` a value passed to such a call.
 Limits: test functions are not CUDA-only by their name; a call under `if`/`try` picks a
 backend among others; availability checks, getters and setters take no CUDA data.
@@ -90,7 +91,7 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
         # backend, it does not make the function CUDA-only)
         imports = _cuda_only_defaults()[0][2]
         for st in scope.body:
-            for qual in _imported_modules(st):
+            for qual in _imported_modules(st) or _required_imports(st):
                 if _names_cuda_module(qual, imports):
                     return Reason(_P, f"`{scope.name}` imports `{qual}`",
                           path, scope.lineno)
@@ -117,6 +118,16 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
             return Reason(_P, f"`{scope.name}` uses CUDA IPC, the CUDA runtime or toolkit "
                           f"({marker})", path, getattr(n, "lineno", scope.lineno))
     return None
+
+
+def _required_imports(st) -> list:
+    """The imports of `try: from lib import x` whose every handler raises (`except
+    ImportError: raise ImportError("install lib")`): the function cannot run without them, so
+    they count as unconditional."""
+    if not isinstance(st, ast.Try) or not st.handlers or not all(
+            h.body and isinstance(h.body[-1], ast.Raise) for h in st.handlers):
+        return []
+    return [q for s in st.body for q in _imported_modules(s)]
 
 
 def runtime_marker(n, exact, prefixes, keywords) -> str | None:

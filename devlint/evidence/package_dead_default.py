@@ -9,13 +9,15 @@ Evidence: the `def` line, and the number of calls seen in the package (every `.p
 the top-level package the module belongs to).
 Limits: every use of the name in the package must be a call that passes the parameter (by
 keyword, or by position) a value of its own; a call that forwards its caller's parameter with
-a default (`device=device` inside `def outer(device="cuda")`: the default stays live through
-it), a use that is not a call (a callback, a registry, a base class, a re-export), a call with
-`*args`/`**kwargs`, or no call at all keeps the finding. Calls are
-matched by name (a method by its attribute name, a class by its constructor), so a name
-shared with another callable counts against it. Uses outside the package (its tests in a
-sibling folder, its users) are not seen: a default a package never calls itself stays a
-finding. Applied by the project stage (`devlint.engine.project`).
+a default other than None (`device=device` inside `def outer(device="cuda")`: the default
+stays live through it; forwarding `def outer(device=None)` passes None, not the default), a
+use that is not a call (a callback, a registry, a base class, a re-export), a call with
+`*args`/`**kwargs`, or no call at all keeps the finding. Calls are matched by name (a method
+by its attribute name, a class by its constructor; dunder methods other than `__init__` are
+called by the language and never count), so a name shared with another callable counts
+against it. Uses outside the package (its tests in a sibling folder, its users) are not seen:
+a default a package never calls itself stays a finding. Applied by the project stage
+(`devlint.engine.project`).
 """
 from __future__ import annotations
 
@@ -102,8 +104,8 @@ def uses_in(tree: ast.Module, name: str) -> list:
 
 
 def forwarded_defaults(tree: ast.Module) -> dict:
-    """id(call) -> the names of its enclosing functions' parameters that have a default: a
-    call passing one of them only forwards that default (`device=device` inside
+    """id(call) -> the names of its enclosing functions' parameters that have a default other
+    than None: a call passing one of them only forwards that default (`device=device` inside
     `def outer(device="cuda")`), it overrides nothing."""
     out: dict = {}
     for fn in ast.walk(tree):
@@ -111,8 +113,10 @@ def forwarded_defaults(tree: ast.Module) -> dict:
             continue
         a = fn.args
         positional = [*a.posonlyargs, *a.args]
-        names = {x.arg for x in positional[len(positional) - len(a.defaults):]}
-        names |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+        pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        pairs += [(x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        # a `None` default forwards no value of the callee's: the callee gets None
+        names = {x.arg for x, d in pairs if not (isinstance(d, ast.Constant) and d.value is None)}
         if not names:
             continue
         for n in ast.walk(fn):

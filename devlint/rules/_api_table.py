@@ -11,7 +11,7 @@ import ast
 from dataclasses import replace
 from functools import lru_cache
 
-from devlint.diagnostics import Edit
+from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.analysis.model import simple_name
 from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, parens_redundant
 from devlint.profiles import get_profile
@@ -76,8 +76,15 @@ def _annotations_follow(rule, facts, target, annotations, reported) -> None:
         s, e = facts.span(node)
         own = tuple(x for x in ann.fix.edits if s <= x.start and x.end <= e)
         taken = {(x.start, x.end) for x in host.fix.edits}
-        host.fix = replace(host.fix, edits=host.fix.edits + tuple(
-            x for x in own if (x.start, x.end) not in taken))
+        host.fix = replace(host.fix, applicability=_less_safe(host.fix, ann.fix),
+                           edits=host.fix.edits + tuple(
+                               x for x in own if (x.start, x.end) not in taken))
+
+
+def _less_safe(fix: Fix, other: Fix) -> Applicability:
+    """The applicability of a fix that also makes `other`'s edits: the less safe of the two."""
+    order = [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY_ONLY]
+    return max(fix.applicability, other.applicability, key=order.index)
 
 
 def target_of(facts):

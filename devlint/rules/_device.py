@@ -7,7 +7,10 @@ import re
 
 from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
+from devlint.evidence.abstract_default import abstract_default_reason
 from devlint.evidence.capability import build_query_reason
+from devlint.evidence.compared_value import compared_value_reason
+from devlint.evidence.dead_value import dead_value_reason
 from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
@@ -84,7 +87,8 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             if printed:
                 return printed
     return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
-            or dead_default_reason(facts, node))
+            or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
+            or compared_value_reason(facts, node) or dead_value_reason(facts, node))
 
 
 def _torch_cuda_api_rule(facts) -> bool:

@@ -36,6 +36,8 @@ class Valid:
 # unreported: in the file (`rules._device.skipped`), and in the package (the project stage)
 IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder",
            "several-platforms", "capability-gate", "fast-path", "not-a-device", "print-only", "cuda-twin",
+           "sibling-platforms", "cuda-backend", "stated-requirement", "abstract-default",
+           "cuda-only-arm", "compared-value", "dead-value",
            "cuda-kernel-source", "entry-gate")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "dead-default")
 # the table-API rules honour the same principles (under an established guard a table API is

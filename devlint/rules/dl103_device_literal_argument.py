@@ -80,6 +80,30 @@ class DeviceLiteralArgument(Rule):
     summary = "Hardcoded CUDA device passed as an argument"
 
     valid = [
+        # a test gated on the CUDA toolkit version (cuda-guard, a CUDA build)
+        Valid('import pytest\nimport torch\nfrom packaging import version\n'
+              'TRITON_CUDA = version.parse(torch.version.cuda) > version.parse("11.4")\n\n\n'
+              '@pytest.mark.skipif(not TRITON_CUDA, reason="triton requires cuda > 11.4")\n'
+              'def test_rope():\n    x = torch.ones(4, device="cuda")\n', path="tests/test_rope.py"),
+        # an arm that calls a CUDA-only library (cuda-only-arm)
+        Valid('import torch\nimport smdistributed.modelparallel.torch as smp\n\n\n'
+              'def setup(mp):\n    if mp:\n        device = torch.device("cuda", smp.local_rank())\n'
+              '        return device\n    return None\n'),
+        # a test value stored in a record and compared back (compared-value)
+        Valid('from argparse import Namespace\n\n\ndef test_cli_override():\n'
+              '    ns = Namespace(model="hf", device="cuda:1")\n    cfg = Config.from_cli(ns)\n'
+              '    assert cfg.device == "cuda:1"\n', path="tests/test_cli.py"),
+        # the default of an empty abstract method: overrides bring their own (abstract-default)
+        Valid('import abc\n\n\nclass Accelerator(abc.ABC):\n    @abc.abstractmethod\n'
+              '    def set_rng_state(self, state, device: str = "cuda") -> None:\n'
+              '        """Set the RNG state."""\n'),
+        # under a test for ONNX Runtime's CUDA-only providers (cuda-backend)
+        Valid('import torch\n\n\ndef device(provider, i):\n'
+              '    if provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):\n'
+              '        return torch.device("cuda", i)\n    return torch.device("cpu")\n'),
+        # the module states that it requires CUDA (stated-requirement)
+        Valid('"""Megatron backend.\n\nRequirements:\n    - PyTorch with CUDA support\n"""\n'
+              'import torch\nd = torch.device("cuda")\n', path="backend.py"),
         # under a guard that established CUDA (the guard is DL401's finding)
         Valid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n'),
         Valid('import torch\n_IS_CUDA = torch.cuda.is_available()\n\n\ndef f():\n'
@@ -149,6 +173,37 @@ class DeviceLiteralArgument(Rule):
               '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
+        # a module-level name a library module never reads may be read by its importers
+        Invalid('import torch\nDEVICE = torch.device("cuda")\n',
+                'import torch\nDEVICE = torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else torch.device("cpu")\n'),
+        # the value reaches a model, not only a record
+        Invalid('def test_load():\n    m = load(device="cuda:1")\n    assert m.device == "cuda:1"\n',
+                'import torch\ndef test_load():\n    m = load(device=torch.device(torch.accelerator.current_accelerator()'
+                '.type if torch.accelerator.is_available() else "cpu", 1))\n'
+                '    assert m.device == "cuda:1"\n', path="tests/test_load.py"),
+        # a concrete method's default is used
+        Invalid('import torch\n\n\nclass Base:\n    def rng(self, device="cuda"):\n'
+                '        return torch.Generator(device=device)\n',
+                'import torch\n\n\nclass Base:\n    def rng(self, device=None):\n'
+                '        if device is None:\n'
+                '            device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '        return torch.Generator(device=device)\n'),
+        # a provider list that also names ROCm's is no CUDA test
+        Invalid('import torch\n\n\ndef device(provider, i):\n'
+                '    if provider in ("CUDAExecutionProvider", "ROCMExecutionProvider"):\n'
+                '        return torch.device("cuda", i)\n    return torch.device("cpu")\n',
+                'import torch\n\n\ndef device(provider, i):\n'
+                '    if provider in ("CUDAExecutionProvider", "ROCMExecutionProvider"):\n'
+                '        return torch.device(torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu", i)\n    return torch.device("cpu")\n'),
+        # a docstring that mentions CUDA states no requirement
+        Invalid('"""CUDA-only primitives, so on ROCm we use this."""\nimport torch\n'
+                'd = torch.device("cuda")\n',
+                '"""CUDA-only primitives, so on ROCm we use this."""\nimport torch\n'
+                'd = torch.accelerator.current_accelerator() if torch.accelerator.is_available() '
+                'else torch.device("cpu")\n'),
         # a test for CUDA *or ROCm* exempts the torch.cuda API, not a device literal
         Invalid('import torch\nif current_platform.is_cuda_alike():\n'
                 '    t = torch.zeros(2, device="cuda")\n',

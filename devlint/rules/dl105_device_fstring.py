@@ -49,6 +49,11 @@ class DeviceFstring(Rule):
     summary = "Device string built from a hardcoded `cuda:` prefix"
 
     valid = [
+        # a project's CUDA availability helper is one arm of its ladder (platform-ladder)
+        Valid('import torch\n\n\ndef pick(i):\n    if is_torch_mlu_available():\n'
+              '        return torch.device(f"mlu:{i}")\n    elif is_torch_cuda_available():\n'
+              '        return torch.device(f"cuda:{i}")\n    elif is_torch_npu_available():\n'
+              '        return torch.device(f"npu:{i}")\n    return torch.device("cpu")\n'),
         Valid('name = f"cuda_graph_{i}"\n'),
         Valid('msg = f"{device_type}:{i}"\n'),
         Valid('if current_platform.is_cuda():\n    d = f"cuda:{i}"\n'),

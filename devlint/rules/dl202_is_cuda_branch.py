@@ -5,9 +5,12 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import Expr, make_fix, role_expr
+from devlint.evidence.cuda_backend import (
+    backend_reason, derived_device_reason, joined_backend_test,
+)
 from devlint.evidence.fast_path import fast_path_reason
 from devlint.rules._api_table import guard_body_edits, target_of
-from devlint.rules._device import cuda_tests, guards_cuda_only, skipped
+from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 
@@ -56,6 +59,18 @@ class IsCudaBranch(Rule):
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
     valid = [
+        # the device can only be the CUDA provider's or the CPU (cuda-backend)
+        Valid('import torch\n\n\nclass Runner:\n    @property\n    def device(self):\n'
+              '        p = self.session.get_providers()[0]\n'
+              '        if p in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):\n'
+              '            return torch.device("cuda", 0)\n        return torch.device("cpu")\n\n'
+              '    def run(self, x):\n        device = self.device\n'
+              '        on_gpu = device.type == "cuda"\n        if on_gpu:\n'
+              '            x = x.to(device)\n        return x\n'),
+        # the device test is joined to a test for ONNX Runtime's CUDA provider (cuda-backend)
+        Valid('def providers(device, available):\n'
+              '    if device.type == "cuda" and "CUDAExecutionProvider" in available:\n'
+              '        return ["CUDAExecutionProvider"]\n    return ["CPUExecutionProvider"]\n'),
         Valid("if t.is_cuda:\n    torch.cuda.nvtx.range_push('x')\n"),
         Valid("if x.is_cuda:\n    out = ops.cuda_kernel(x)\nelse:\n    out = ref(x)\n"),
         Valid("if t.is_cuda or t.is_xpu:\n    m = m.to(t.device)\n"),
@@ -138,6 +153,11 @@ class IsCudaBranch(Rule):
             if not ifs or any(guards_cuda_only(facts, st.body) or _asks_platform(facts, st.test)
                               for st in ifs):
                 continue
+            w = facts.where_of(node)
+            derived = derived_device_reason(compare, w.function, w.klass, facts.path)
+            if derived is not None:  # `self.device` is CUDA only through a CUDA-only backend
+                note_exempt(facts, compare, derived)
+                continue
             expr = _not_cpu_test(facts, compare)
             if expr is None:
                 continue
@@ -196,6 +216,10 @@ class IsCudaBranch(Rule):
                 continue
             tests = list(cuda_tests(stmt.test))
             if not tests or guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
+                continue
+            backend = joined_backend_test(stmt.test)
+            if backend is not None:  # `device.type == "cuda" and "CUDAExecutionProvider" in ...`
+                note_exempt(facts, tests[0][0], backend_reason(backend, facts.path))
                 continue
             if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.Raise):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice

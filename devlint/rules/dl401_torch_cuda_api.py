@@ -82,6 +82,22 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # a value assigned in a script and never read (dead-value)
+        Valid("import torch\n\nif __name__ == '__main__':\n"
+              "    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n    main()\n"),
+        # a function whose docstring says it wraps a CUDA-only stack (stated-requirement)
+        Valid('import torch\n\n\ndef _sparse_op(q):\n'
+              '    """Opaque wrapper around the CuTe-DSL block-sparse kernel."""\n'
+              '    with torch.cuda.device(q.device):\n        return kernel(q)\n'),
+        # CUDA and another accelerator handled side by side (sibling-platforms)
+        Valid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+              "if torch.xpu.is_available():\n    torch.xpu.empty_cache()\n"),
+        Valid("import torch\n\n\ndef f(cfg):\n    cuda_ok = torch.cuda.is_available()\n"
+              "    fa = cfg.fa and cuda_ok\n    xpu_ok = is_torch_xpu_available()\n"
+              "    return fa or xpu_ok\n"),
+        # a test for ONNX Runtime's CUDA-only provider (cuda-backend)
+        Valid("import torch\n\n\ndef gpu(available):\n"
+              "    return torch.cuda.is_available() and 'CUDAExecutionProvider' in available\n"),
         Valid("import torch\ntorch.accelerator.synchronize()\n"),
         # under a test for CUDA or ROCm, torch.cuda is that platform's API (cuda-alike-guard)
         Valid("import torch\n\n\ndef sync():\n    if current_platform.is_cuda_alike():\n"
@@ -157,6 +173,12 @@ class TorchCudaApi(Rule):
               "    return m.b(x)\n"),
     ]
     invalid = [
+        # the other accelerator's statement stands too far away to pair with the CUDA one
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
+                "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",
+                "import torch\nif torch.accelerator.is_available():\n"
+                "    torch.get_device_module().empty_cache()\n"
+                "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n"),
         # the vllm profile: vLLM's own pre-commit rule forbids the call even under a CUDA guard
         # (evidence/project_policy.py, devlint/data/project_policy.toml)
         Invalid("import torch\nif current_platform.is_cuda():\n    torch.cuda.empty_cache()\n",

@@ -44,8 +44,10 @@ class CudaStreamEvent(Rule):
     `torch.Stream` is a context manager from torch 2.7); below 2.7, `torch.cuda.stream(s)`
     becomes the current accelerator module's `torch.get_device_module().stream(s)` (torch
     >= 2.4; `torch.cuda` on CUDA, `torch.xpu`, `torch.cpu` without an accelerator, where it is a
-    no-op like `torch.cuda.stream` there). A bare annotation in a file that only
-    receives streams from elsewhere is not flagged.
+    no-op like `torch.cuda.stream` there). The annotations of variables and attributes that
+    name the class ride on the first reported construction's fix; a bare annotation in a file
+    that only receives streams from elsewhere, or constructs them only under a CUDA guard, is
+    left as it is.
 
     ## Fix safety
     Unsafe: the generic classes differ in details (`torch.Event`'s first positional argument is
@@ -77,6 +79,10 @@ class CudaStreamEvent(Rule):
         Valid("import torch\ncuda_stream = torch.cuda.Stream\ntorch.cuda.Stream = torch.xpu.Stream\n"),
         # an annotation of a target the file never constructs into
         Valid("import torch\nx: torch.cuda.Event | None = None\nx = make_event()\n"),
+        # an annotation whose construction stands under a CUDA guard (not-a-device)
+        Valid("import torch\n\n\nclass A:\n    S: torch.cuda.Stream = None\n\n"
+              "    def f(self):\n        if torch.cuda.is_available():\n"
+              "            A.S = torch.cuda.Stream()\n"),
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
