@@ -147,17 +147,19 @@ def _devlint(*args, cwd):
 def test_the_floor_decides_the_fix_and_show_settings_names_its_source(tmp_path):
     code = "import torch\n\n\ndef free():\n    torch.cuda.max_memory_allocated()\n"
     _write(tmp_path, {".git/HEAD": "", "pkg/m.py": code})
+    # below 2.9 (no torch.accelerator memory API) the device module's own counter
     r = _devlint("check", "--output-format", "json", "pkg", cwd=tmp_path)
-    assert "needs torch >= 2.8 (target-torch is 2.6)" in r.stdout
+    assert "torch.get_device_module().max_memory_allocated" in r.stdout
+    assert "torch.accelerator.max_memory_allocated" not in r.stdout
     r = _devlint("check", "--show-settings", "pkg/m.py", cwd=tmp_path)
     assert 'target-torch = "2.6"  # the default (no torch requirement declared)' in r.stdout
 
-    _write(tmp_path, {"requirements.txt": "torch>=2.8\n"})
+    _write(tmp_path, {"requirements.txt": "torch>=2.9\n"})
     r = _devlint("check", "--no-cache", "--output-format", "json", "pkg", cwd=tmp_path)
-    assert "needs torch" not in r.stdout and "torch.accelerator.max_memory_allocated" in r.stdout
+    assert "get_device_module" not in r.stdout and "torch.accelerator.max_memory_allocated" in r.stdout
     r = _devlint("check", "--show-settings", "pkg/m.py", cwd=tmp_path)
-    assert "the project's torch floor, from" in r.stdout and "requirements.txt: torch>=2.8" in r.stdout
+    assert "the project's torch floor, from" in r.stdout and "requirements.txt: torch>=2.9" in r.stdout
     # the command line still wins
     r = _devlint("check", "--no-cache", "--target-torch", "2.6", "--output-format", "json", "pkg",
                  cwd=tmp_path)
-    assert "needs torch >= 2.8" in r.stdout
+    assert "torch.get_device_module().max_memory_allocated" in r.stdout
