@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.profiles import get_profile, import_binding
@@ -131,6 +132,7 @@ def leading_comments_end(text: str) -> int:
     return len(text)
 
 
+@lru_cache(maxsize=4)  # asked once per fix, of the same text (str hashes are cached)
 def protected_header_end(text: str) -> int:
     """Offset after the lines no fix may touch or insert before: a shebang on line 1 and an
     encoding cookie on line 1 or 2 (PEP 263: it counts only there)."""

@@ -8,6 +8,7 @@ project forms are the first candidates to move out into a module of their own.""
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import replace
 from functools import lru_cache
 
@@ -207,6 +208,13 @@ def _guard_of(facts, node, qual):
     return stmt.body
 
 
+def _starts_within(starts: list, s: int, e: int) -> list:
+    """The keys of sorted (offset, key) pairs whose offset lies in [s, e)."""
+    lo = bisect.bisect_left(starts, (s,))
+    hi = bisect.bisect_left(starts, (e,))
+    return [k for _, k in starts[lo:hi]]
+
+
 def guard_body_edits(facts, body, target, accelerator: bool = False):
     """Edits that rewrite the `torch.cuda` calls of a guarded body with their table
     replacements (same arguments); None where the body holds a CUDA use without one available
@@ -221,20 +229,23 @@ def guard_body_edits(facts, body, target, accelerator: bool = False):
         return []
     spans = [facts.span(st) for st in body]
     local = facts.torch_name() or "torch"
-
-    def inside(n):
-        at = facts.span(n)[0]
-        return any(s <= at < e for s, e in spans)
+    # the nodes that start inside the body, found by bisecting their sorted starts (computed
+    # once per file: a generated file has thousands of guards), kept in their original order
+    every = facts.memo("guard_literals", lambda: (*device_strings(facts), *facts.fstrings))
+    lit_starts = facts.memo("guard_literal_starts", lambda: sorted(
+        (facts.span(n)[0], i) for i, n in enumerate(every)))
+    ref_starts = facts.memo("torch_ref_starts", lambda: sorted(
+        (facts.span(node)[0], i) for i, (node, _) in enumerate(facts.torch_refs)))
     edits = []
-    literals = [n for n in (*device_strings(facts), *facts.fstrings) if inside(n)]
+    literals = [every[i] for i in sorted({i for s, e in spans
+                                          for i in _starts_within(lit_starts, s, e)})]
     if literals or accelerator:
         more = accelerator_value_edits(facts, body, literals, local) if accelerator else None
         if more is None:
             return None
         edits.extend(more)
-    for node, qual in facts.torch_refs:
-        if not inside(node):
-            continue
+    for i in sorted({i for s, e in spans for i in _starts_within(ref_starts, s, e)}):
+        node, qual = facts.torch_refs[i]
         par = facts.get_parent(node)
         if isinstance(par, ast.Attribute) and par.value is node:
             continue
