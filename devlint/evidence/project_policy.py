@@ -8,7 +8,11 @@ is reported for the profile even under a guard that established CUDA, in the CUD
 platform ladder, and beside a redundant seed: the project fixes those too (its CUDA branches
 are shared with other devices' subclasses). The calls, the rule and its evidence are data
 (`devlint/data/project_policy.toml`); the finding's message names the rule.
-Limits: only the listed calls and only in the profile that states them; CUDA-only files and
+Limits: only the listed calls and only in the profile that states them, and only in the
+project itself: where the profile was chosen by configuration (`profile = "vllm"`,
+`--profile vllm`) or `auto` chose it from the file's place inside the profile's own package;
+a file that only imports the project (another project's integration test importing vllm) is
+not bound by the project's internal rule; CUDA-only files and
 scopes stay exempt (the rubric's "CUDA-specific on purpose" by purpose, not by a branch), and
 device literals under a guard stay exempt (the project's rule names calls, not strings).
 """
@@ -29,6 +33,17 @@ def _policies() -> dict:
                         "project_policy.toml")
     with open(path, "rb") as f:
         return _load_toml_bytes(f.read())
+
+
+def policy_profile(facts) -> str | None:
+    """The profile whose project rule binds this file: its resolved profile where that was
+    configured, or where `auto` chose it from the file's place in the profile's own package
+    (not from an import of it); else None."""
+    requested = getattr(facts.settings, "profile", "auto")
+    if requested != "auto":
+        return facts.profile
+    parts = os.path.abspath(facts.path).replace(os.sep, "/").split("/")
+    return facts.profile if facts.profile in parts[:-1] else None
 
 
 def forbidden_call(profile: str | None, qual: str) -> str | None:

@@ -18,7 +18,7 @@ from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, p
 from devlint.profiles import get_profile
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
 from devlint.evidence.not_a_device import annotation_reason
-from devlint.evidence.project_policy import forbidden_call, outranks
+from devlint.evidence.project_policy import forbidden_call, outranks, policy_profile
 from devlint.evidence.redundant_seed import CUDA_SEEDS, redundant_seed_reason
 from devlint.rules._device import (guards_cuda_only, note_exempt, note_guarded, skipped,
                                    why_skipped)
@@ -117,8 +117,9 @@ def _table_uses(rule, facts, table, target, annotations):
             continue  # `torch.cuda.synchronize = f` replaces the API, it does not call it
         w = facts.where_of(node)
         reason = why_skipped(facts, node, api=True, annotations=True)
-        forbidden = forbidden_call(facts.profile, qual)
-        if reason is not None and not outranks(facts.profile, qual, reason):
+        bound = policy_profile(facts)
+        forbidden = forbidden_call(bound, qual)
+        if reason is not None and not outranks(bound, qual, reason):
             note_exempt(facts, node, reason)
             note_guarded(facts, node, reason)
             continue
@@ -148,7 +149,7 @@ def _table_uses(rule, facts, table, target, annotations):
         entry = best_entry(entries, target)
         guard = _guard_of(facts, node, qual)
         if guard and all(isinstance(st, ast.Expr) and _redundant_seed(facts, st.value)
-                         and not forbidden_call(facts.profile, facts.qualname(st.value.func))
+                         and not forbidden_call(policy_profile(facts), facts.qualname(st.value.func))
                          for st in guard):
             continue  # it guards only redundant seeds: nothing depends on it
         if guard is not None and entry is not None and entry.replacement:
