@@ -57,18 +57,11 @@ def _first_build(nodes) -> ast.Call | None:
     return None
 
 
-_CONDITIONAL = (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda) + _FUNCS + (ast.ClassDef,) \
-    + tuple(getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
-
-
 def _unconditional(body):
-    stack = list(body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _CONDITIONAL):
-            continue
-        yield n
-        stack.extend(ast.iter_child_nodes(n))
+    """The nodes that run whenever `body` runs; class bodies count as conditional here."""
+    from devlint.evidence.vocabulary import _CONDITIONAL, unconditional_in
+
+    return unconditional_in(body, _CONDITIONAL + (ast.ClassDef,))
 
 
 def module_reason(tree: ast.Module, text: str, path: str | None) -> Reason | None:

@@ -85,16 +85,22 @@ _CONDITIONAL = (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda, ast.Function
     getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
 
 
-def _unconditional_nodes(function):
-    """The nodes of a function outside `if`/`try`/`match` blocks, conditional expressions
-    and nested functions (which run when called, not with the function)."""
-    stack = list(function.body)
+def unconditional_in(body, conditional=_CONDITIONAL):
+    """The nodes of a statement list outside `if`/`try`/`match` blocks, conditional
+    expressions and nested functions (which run when called, not with the list), or outside
+    whatever node types `conditional` names."""
+    stack = list(body)
     while stack:
         n = stack.pop()
-        if isinstance(n, _CONDITIONAL):
+        if isinstance(n, conditional):
             continue
         yield n
         stack.extend(ast.iter_child_nodes(n))
+
+
+def _unconditional_nodes(function):
+    """The nodes that run whenever `function` runs (see `unconditional_in`)."""
+    return unconditional_in(function.body)
 
 
 _CUDA_GRAPH = re.compile(r"_?cuda_?graphs?")

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from devlint.sources.embedded import Outcome, Region, may_concern_shell, shell_findings
+from devlint.sources.embedded import (Outcome, Region, fix_outcome, may_concern_shell,
+                                      shell_findings)
 
 _GITLAB_SCRIPT_KEYS = ("before_script", "script", "after_script")
 _GITLAB_NOT_JOBS = frozenset({"stages", "variables", "include", "workflow", "image", "services",
@@ -297,16 +298,8 @@ def run_ci_yaml(path: str, text: str, settings, mode: str, unsafe: bool) -> Outc
 
     if mode == "check":
         return Outcome(lint(text))
-    from devlint.engine.fixer import fix_text
-
     before = {r.text for r in regions(text, flavor)} if _parses(text) else set()
-    fixed = fix_text(text, lint, lambda t: validate(t, flavor, before, path), unsafe)
-    out = Outcome(failures=[(d.code, f"{d.message}: fix reverted ({err})")
-                            for d, err in fixed.failures])
-    if fixed.text != text:
-        out.new_text, out.applied = fixed.text, fixed.applied
-    out.diagnostics = lint(fixed.text)
-    return out
+    return fix_outcome(text, lint, lambda t: validate(t, flavor, before, path), unsafe)
 
 
 def _parses(text: str) -> bool:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from devlint.sources.embedded import Outcome, Region, may_concern_shell, shell_findings
+from devlint.sources.embedded import (Outcome, Region, fix_outcome, may_concern_shell,
+                                      shell_findings)
 
 _SHELL_FORM = ("run_instruction", "cmd_instruction", "entrypoint_instruction")
 _HEREDOC_SHELL = re.compile(r"(?:(?:/(?:usr/)?bin/)?(?:ba)?sh(?:\s+-\w+)*\s+)?<<-?\s*[\"']?(\w+)[\"']?\s*")
@@ -164,17 +165,9 @@ def run_dockerfile(path: str, text: str, settings, mode: str, unsafe: bool) -> O
 
     if mode == "check":
         return Outcome(lint(text))
-    from devlint.engine.fixer import fix_text
-
     errors = error_count(parse(text)[1])
     before = {r.text for r in regions(text)}
-    fixed = fix_text(text, lint, lambda t: validate(t, errors, before, path), unsafe)
-    out = Outcome(failures=[(d.code, f"{d.message}: fix reverted ({err})")
-                            for d, err in fixed.failures])
-    if fixed.text != text:
-        out.new_text, out.applied = fixed.text, fixed.applied
-    out.diagnostics = lint(fixed.text)
-    return out
+    return fix_outcome(text, lint, lambda t: validate(t, errors, before, path), unsafe)
 
 
 def validate(text: str, errors_before: int, before: set, path: str) -> str | None:

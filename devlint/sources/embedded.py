@@ -25,6 +25,20 @@ class Outcome:
     diff: str | None = None
 
 
+def fix_outcome(text: str, lint, validate, unsafe: bool) -> Outcome:
+    """--fix over a host file's embedded scripts: fixes applied and re-linted until nothing
+    changes, each result checked by `validate(new_text)` (an error string reverts it)."""
+    from devlint.engine.fixer import fix_text
+
+    fixed = fix_text(text, lint, validate, unsafe)
+    out = Outcome(failures=[(d.code, f"{d.message}: fix reverted ({err})")
+                            for d, err in fixed.failures])
+    if fixed.text != text:
+        out.new_text, out.applied = fixed.text, fixed.applied
+    out.diagnostics = lint(fixed.text)
+    return out
+
+
 @dataclass
 class Region:
     """text: the shell script. pieces: (start, end, host_start) runs where

@@ -75,18 +75,11 @@ def _unconditional_calls(tree, text: str, names: dict) -> list:
                                   ast.Try))
                for s in chain[(0 if fn is None else fn + 1):-1]):
             continue
-        for n in vocabulary._unconditional_nodes(_Body([stmt])):
+        for n in vocabulary.unconditional_in([stmt]):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                     and n.func.id in names and n.func.id not in found:
                 found.append(n.func.id)
     return found
-
-
-class _Body:
-    """A statement list shaped like a function, for evidence.vocabulary._unconditional_nodes."""
-
-    def __init__(self, body):
-        self.body = body
 
 
 def _header(stmt) -> list:
