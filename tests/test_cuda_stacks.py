@@ -1,0 +1,137 @@
+"""Code that is CUDA-specific on purpose (issue 18): CUDA graph capture, tools built on
+nvidia-smi, packages named for a CUDA-only stack, libraries stubbed with mocks when absent,
+TransformerEngine wrappers, CUDA fast paths. Each case pairs the exempt form with the nearest
+form that is still reported."""
+import devlint
+
+
+def rows(text, path="pkg/mod.py"):
+    return [(d.code, d.location[0]) for d in devlint.check_source(text, path=path)]
+
+
+CAPTURE = (
+    "import torch\n\n\n"
+    "def capture(fn, x):\n"
+    "    s = torch.cuda.Stream()\n"
+    "    s.wait_stream(torch.cuda.current_stream())\n"
+    "    with torch.cuda.stream(s):\n"
+    "        fn(x)\n"
+    "    torch.cuda.current_stream().wait_stream(s)\n"
+    "    g = torch.cuda.CUDAGraph()\n"
+    "    buf = torch.zeros(4, device=\"cuda\")\n"
+    "    with torch.cuda.graph(g):\n"
+    "        out = fn(buf)\n"
+    "    return g, out\n"
+)
+
+
+def test_a_function_that_captures_a_cuda_graph_is_cuda_only():
+    assert rows(CAPTURE) == []
+    # without the capture, the same warm-up is generic code
+    plain = CAPTURE.replace("    g = torch.cuda.CUDAGraph()\n", "    g = None\n").replace(
+        "    with torch.cuda.graph(g):\n        out = fn(buf)\n", "    out = fn(buf)\n")
+    assert [c for c, _ in rows(plain)] == ["DL402", "DL401", "DL402", "DL401", "DL103"]
+
+
+def test_a_capture_that_asks_the_platform_is_shared():
+    shared = CAPTURE.replace("    g = torch.cuda.CUDAGraph()\n",
+                             "    g = torch.cuda.CUDAGraph() if is_cuda_alike() else XPUGraph()\n")
+    assert len(rows(shared)) == 5
+
+
+def test_a_capture_under_an_if_is_one_mode_among_others():
+    text = ("import torch\n\n\ndef run(fn, x, graphed):\n    s = torch.cuda.Stream()\n"
+            "    if graphed:\n        g = torch.cuda.CUDAGraph()\n"
+            "        with torch.cuda.graph(g, stream=s):\n            fn(x)\n    return fn(x)\n")
+    assert [c for c, _ in rows(text)] == ["DL402"]
+
+
+def test_a_module_and_a_test_class_about_cuda_graphs():
+    text = ("import torch\nfrom pkg.cuda_graphs import CudaGraphManager\n\n\n"
+            "def test_replay():\n    m = CudaGraphManager(torch.nn.Linear(2, 2).cuda())\n"
+            "    m(torch.randn(2, device=\"cuda\"))\n")
+    assert rows(text, "tests/test_cuda_graphs.py") == []
+    # the same code under another name, and a name without such code, are checked
+    assert len(rows(text, "tests/test_linear.py")) == 2
+    bare = "import torch\n\n\ndef test_a():\n    torch.randn(2, device=\"cuda\")\n"
+    assert len(rows(bare, "tests/test_cuda_graphs.py")) == 1
+    cls = ("import torch\n\n\nclass TestCudaGraphReplay:\n    def test_a(self):\n"
+           "        m = CudaGraphManager(torch.nn.Linear(2, 2).cuda())\n\n\n"
+           "class TestOther:\n    def test_a(self):\n        torch.cuda.synchronize()\n")
+    assert rows(cls, "tests/test_x.py") == [("DL401", 11)]
+
+
+SMI = ("import os\nimport subprocess\n\n\n"
+       "def smi(q):\n    return subprocess.check_output([\"nvidia-smi\", q]).decode()\n\n\n"
+       "def pids():\n    return subprocess.check_output(\"nvidia-smi -q\", shell=True)\n\n\n"
+       "def gpus():\n    return os.environ.get(\"CUDA_VISIBLE_DEVICES\")\n")
+
+
+def test_a_tool_built_on_nvidia_smi():
+    assert rows(SMI) == []
+    # one helper that runs it exempts only itself
+    one = SMI.replace("subprocess.check_output(\"nvidia-smi -q\", shell=True)", "[]")
+    assert rows(one) == [("DL301", 14)]
+    helper = ("import os\nimport subprocess\n\n\ndef free():\n"
+              "    d = os.environ.get(\"CUDA_VISIBLE_DEVICES\", \"0\")\n"
+              "    return subprocess.check_output([\"nvidia-smi\", \"-i\", d])\n")
+    assert rows(helper) == []
+    # another vendor's tool beside it: the tool serves several platforms
+    amd = SMI.replace("\"nvidia-smi -q\"", "\"rocm-smi\"")
+    assert rows(amd) == [("DL301", 14)]
+
+
+def test_a_package_named_for_a_cuda_only_stack(tmp_path):
+    pkg = tmp_path / "proj" / "layers" / "deep_gemm_wrapper"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    text = "import torch\nbuf = torch.empty(8, device=\"cuda\")\n"
+    (pkg / "warmup.py").write_text(text)
+    assert rows(text, str(pkg / "warmup.py")) == []
+    # a folder that is no package (a checkout, a data folder) is matched by exact names only
+    plain = tmp_path / "deep_gemm_runs"
+    plain.mkdir()
+    (plain / "warmup.py").write_text(text)
+    assert rows(text, str(plain / "warmup.py")) == [("DL103", 2)]
+    # a ROCm-only stack's package: the torch.cuda API is right there, device literals are not
+    mori = tmp_path / "proj" / "mori"
+    mori.mkdir()
+    (mori / "__init__.py").write_text("")
+    text2 = "import torch\ns = torch.cuda.Stream()\nbuf = torch.empty(8, device=\"cuda\")\n"
+    assert rows(text2, str(mori / "conn.py")) == [("DL103", 3)]
+
+
+STUBBED = ("import torch\n\ntry:\n    import transformer_engine as te\n    HAVE_TE = True\n"
+           "except ImportError:\n    from unittest.mock import MagicMock\n\n"
+           "    te = MagicMock()\n    HAVE_TE = False\n\n\n"
+           "class TELinear(te.pytorch.Linear):\n    def sync(self):\n"
+           "        torch.cuda.synchronize()\n        return torch.zeros(1, device=\"cuda\")\n")
+
+
+def test_a_library_stubbed_with_mocks_is_required():
+    # TransformerEngine is CUDA-alike: the torch.cuda API is right, device literals are not
+    assert rows(STUBBED) == [("DL103", 16)]
+    # an optional import with a real fallback leaves the module checked
+    optional = STUBBED.replace("    from unittest.mock import MagicMock\n\n    te = MagicMock()\n",
+                               "    te = None\n")
+    assert [c for c, _ in rows(optional)] == ["DL401", "DL103"]
+    # a CUDA-only stack stubbed the same way makes the whole module CUDA-only
+    flashinfer = STUBBED.replace("import transformer_engine as te", "import flashinfer as te")
+    assert rows(flashinfer) == []
+
+
+def test_fast_paths_through_with_blocks_tuples_and_elif_chains():
+    text = ("import torch\nimport torch.nn.functional as F\n\n\n"
+            "def apply(w, x):\n    if use_aiter:\n        return aiter_mm(x, w)\n"
+            "    elif x.is_cuda and x.dtype == torch.bfloat16:\n        return gemv(x, w)\n"
+            "    return F.linear(x, w)\n\n\n"
+            "def norm(m, h):\n    if h.is_cuda and h.dtype == torch.float16:\n"
+            "        with no_autocast():\n            return m(h)\n"
+            "    return m(h.float()).to(h.dtype)\n\n\n"
+            "def pair(q, k, t):\n    if q.is_cuda and q.dtype is torch.bfloat16:\n"
+            "        return fused_rope(q, k, t)\n    return rope(q, t), rope(k, t)\n")
+    assert rows(text) == []
+    # an elif arm with no alternative after the chain skips the work elsewhere
+    skip = ("import torch\n\n\ndef only(x):\n    if use_aiter:\n        return aiter_mm(x)\n"
+            "    elif x.is_cuda:\n        x = x.pin_memory()\n    return x\n")
+    assert rows(skip) == [("DL202", 7)]
