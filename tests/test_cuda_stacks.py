@@ -135,3 +135,29 @@ def test_fast_paths_through_with_blocks_tuples_and_elif_chains():
     skip = ("import torch\n\n\ndef only(x):\n    if use_aiter:\n        return aiter_mm(x)\n"
             "    elif x.is_cuda:\n        x = x.pin_memory()\n    return x\n")
     assert rows(skip) == [("DL202", 7)]
+
+
+def test_green_contexts_and_nvlink_multicast_are_cuda_runtime():
+    green = ("import torch\n\n\ndef streams(gpu, sms):\n    from kernels import spatial\n"
+             "    s = [torch.cuda.Stream(gpu)]\n"
+             "    s.append(spatial.create_greenctx_stream_by_value(sms, sms, gpu))\n"
+             "    return s\n\n\n"
+             "def plain(gpu):\n    return torch.cuda.Stream(gpu)\n")
+    assert rows(green) == [("DL402", 12)]
+    mc = ("import torch\n\n\ndef buffer(handle, n):\n    x = torch.empty(n, device=\"cuda\")\n"
+          "    return x, handle.multicast_ptr\n\n\n"
+          "def plain(n):\n    return torch.empty(n, device=\"cuda\")\n")
+    assert rows(mc) == [("DL103", 10)]
+
+
+def test_the_rocm_module_of_a_platforms_package(tmp_path):
+    pkg = tmp_path / "proj" / "platforms"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    text = "import torch\n\n\ndef device(i):\n    return torch.device(f\"cuda:{i}\")\n"
+    assert rows(text, str(pkg / "rocm.py")) == []
+    # elsewhere a ROCm file's device literals are still reported
+    other = tmp_path / "proj" / "ops"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    assert [c for c, _ in rows(text, str(other / "rocm.py"))] == ["DL105"]

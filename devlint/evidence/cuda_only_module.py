@@ -10,6 +10,8 @@ CUDA-only), a profile's platform folder (`platforms/` in the vllm profile), or a
 only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
 A module whose module-level gate (`pytestmark`, a module-level skip) requires an NVIDIA compute
 capability (`devlint.evidence.capability`) is CUDA-only too.
+The module of a CUDA-alike platform in a `platforms/` package (`platforms/rocm.py`) is that
+platform's own (its device literals name ROCm's "cuda" device type).
 A package (a folder with `__init__.py`) named like a CUDA-only file (`deep_gemm_wrapper/`,
 `marlin_lora_temp/`: a `stems` word as a `_`-separated part) holds that stack's code.
 An import under `try` whose `except` only binds the library's names to mocks
@@ -109,6 +111,11 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
     stem = parts[-1].rsplit(".", 1)[0]
     if by_path and _names_cuda_stem(stem_re, stem):
         return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
+    if by_path and not alike and len(parts) > 1 and parts[-2] == "platforms" \
+            and stem in _ALIKE_PLATFORMS and _is_package("/".join(parts[:-1])):
+        # `platforms/rocm.py` beside `platforms/cuda.py`: the ROCm platform's own module,
+        # where "cuda" is the device type it names (not a file that only calls HIP kernels)
+        return Reason(_P, f"the `{stem}` platform module of a `platforms/` package", path)
     gate = module_gate(tree)
     if gate is not None:
         return Reason(_P, "the whole module only runs on a CUDA build or a given NVIDIA compute capability "
@@ -142,6 +149,7 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
     return None
 
 
+_ALIKE_PLATFORMS = frozenset({"rocm", "hip", "amd"})
 _MOCKS = frozenset({"MagicMock", "Mock", "NonCallableMagicMock"})
 
 

@@ -4,7 +4,7 @@ Evidence (a `Reason("cuda-only-scope", ...)` at the scope's `def`/`class` line):
 a CUDA-only stack (`FlashInferBackend`; `cuda` alone is no stack: `move_to_cuda` is a device
 helper, and `_cuda_graph_capture` names no stack), an unconditional import
 of one at its top, or direct use of the CUDA runtime (`.cuda_stream`, `cudart`,
-`DeviceType.CUDA`); an import under `try:` whose every handler raises is required, so
+`DeviceType.CUDA`, CUDA green contexts: `GreenContext`, `create_greenctx_stream_by_value`); an import under `try:` whose every handler raises is required, so
 unconditional. `FileFacts.cuda_only_scope` also counts a function that always calls into
 a CUDA-only module, and `cuda_only_callee` a value passed to such a call.
 Limits: test functions are not CUDA-only by their name; a call under `if`/`try` picks a
@@ -35,7 +35,12 @@ _VENDOR_NAME = re.compile(r"nccl|cutlass|cutedsl|flashinfer|deepep|deep_gemm"
 # (CUDA IPC makes the whole module CUDA-only: cuda_only.toml `runtime`)
 _RUNTIME_ATTRS = {"cuda_stream", "cudart", "cudaStream_t", "MemPool"}
 _RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
-_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA"})
+# CUDA green contexts (the driver's SM partitioning: `torch.cuda.green_contexts.GreenContext`,
+# a kernel library's `create_greenctx_stream_by_value`): streams bound to a share of an NVIDIA
+# GPU's SMs, which no other accelerator has
+_GREEN_CONTEXT = re.compile(r"(?i)greenctx|green_?context")
+_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA", "greenctx",
+                                                            "green_context", "GreenContext"})
 
 
 # a name saying it moves data to CUDA or gets/sets CUDA state (`_tensors_to_cuda`,
@@ -110,6 +115,11 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
             return Reason(_P, f"`{scope.name}` names the CUDA device type explicitly "
                           "(`DeviceType.CUDA`)",
                           path, scope.lineno)
+        green = n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None) \
+            if isinstance(n, ast.Name) else None
+        if green and _GREEN_CONTEXT.search(green) and not green.startswith(("is_", "has_")):
+            return Reason(_P, f"`{scope.name}` uses CUDA green contexts (`{green}`: SM "
+                          "partitioning)", path, scope.lineno)
         if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:
             return Reason(_P, f"`{scope.name}` uses the CUDA runtime (`{n.id}`)",
                           path, scope.lineno)
