@@ -161,3 +161,15 @@ def test_the_rocm_module_of_a_platforms_package(tmp_path):
     other.mkdir()
     (other / "__init__.py").write_text("")
     assert [c for c, _ in rows(text, str(other / "rocm.py"))] == ["DL105"]
+
+
+def test_a_function_built_on_a_cpu_or_cuda_library():
+    text = ("import torch\n\n\ndef load(files):\n    from fastsafetensors import SafeTensorsFileLoader\n"
+            "    device = torch.device(f\"cuda:{rank()}\")\n"
+            "    return SafeTensorsFileLoader(files, device)\n\n\n"
+            "def plain(files):\n    return torch.device(f\"cuda:{rank()}\")\n")
+    assert rows(text) == [("DL105", 11)]
+    # an import at the top of the module only gates the module's loader functions
+    top = ("import torch\nfrom fastsafetensors import SafeTensorsFileLoader\n\n\n"
+           "def load(files):\n    return SafeTensorsFileLoader(files, torch.device(\"cuda\"))\n")
+    assert [c for c, _ in rows(top)] == ["DL103"]
