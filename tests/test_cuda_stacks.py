@@ -173,3 +173,18 @@ def test_a_function_built_on_a_cpu_or_cuda_library():
     top = ("import torch\nfrom fastsafetensors import SafeTensorsFileLoader\n\n\n"
            "def load(files):\n    return SafeTensorsFileLoader(files, torch.device(\"cuda\"))\n")
     assert [c for c, _ in rows(top)] == ["DL103"]
+
+
+def test_a_class_whose_constructor_calls_into_a_cuda_only_module():
+    text = ("import torch\nimport apex.contrib.nccl_allocator as nccl_allocator\n\n\n"
+            "class Registered:\n    def __init__(self, pool, group):\n"
+            "        self.mem = nccl_allocator.nccl_mem(pool, group=group)\n\n"
+            "    def __enter__(self):\n        return torch.device(\"cuda\", torch.cuda.current_device())\n\n\n"
+            "class Plain:\n    def __init__(self, pool):\n        self.pool = pool\n\n"
+            "    def __enter__(self):\n        return torch.device(\"cuda\", 0)\n")
+    assert rows(text) == [("DL103", 18)]
+    # only the constructor counts: a method that calls the module exempts only itself
+    other = text.replace("        self.mem = nccl_allocator.nccl_mem(pool, group=group)\n",
+                         "        self.pool = pool\n\n    def reg(self):\n"
+                         "        return nccl_allocator.nccl_mem(self.pool)\n")
+    assert [c for c, _ in rows(other)] == ["DL103", "DL401", "DL103"]

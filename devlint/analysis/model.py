@@ -200,9 +200,17 @@ class FileFacts:
         module's CUDA objects. Only unconditional calls count: one under an `if` or `try`
         picks a backend among others. Availability checks, getters and setters
         (`has_flashinfer()`, `set_graph_pool_id()`) do not count either: they ask or
-        configure, they take no CUDA data. Classes do not count through their methods."""
+        configure, they take no CUDA data. A class counts through its constructor alone (it
+        holds that module's object: `self.mem = nccl_allocator.nccl_mem(pool)`), never
+        through its other methods."""
         if isinstance(scope, ast.ClassDef):
-            return None
+            init = next((m for m in scope.body if isinstance(m, ast.FunctionDef)
+                         and m.name == "__init__"), None)
+            why = self._calls_cuda_only(init) if init is not None else None
+            if why is None:
+                return None
+            return Reason("cuda-only-scope", f"`{scope.name}` is built on a CUDA-only module "
+                          f"(its constructor: {why})", why.path, why.line)
         for n in _unconditional_nodes(scope):
             if isinstance(n, ast.Call):
                 callee = self._callee(n.func)
