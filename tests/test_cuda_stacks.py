@@ -188,3 +188,14 @@ def test_a_class_whose_constructor_calls_into_a_cuda_only_module():
                          "        self.pool = pool\n\n    def reg(self):\n"
                          "        return nccl_allocator.nccl_mem(self.pool)\n")
     assert [c for c, _ in rows(other)] == ["DL103", "DL401", "DL103"]
+
+
+def test_code_that_switches_attention_to_flash_attention_3():
+    text = ("import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n\n\n"
+            "def test_fa3():\n    q = torch.randn(2, 8, device=\"cuda\")\n"
+            "    activate_flash_attention_impl(\"FA3\")\n    return q\n\n\n"
+            "def test_default(impl):\n    q = torch.randn(2, 8, device=\"cuda\")\n"
+            "    activate_flash_attention_impl(impl)\n    return q\n")
+    assert rows(text) == [("DL103", 12)]
+    two = text.replace("activate_flash_attention_impl(impl)", "activate_flash_attention_impl(\"FA4\")")
+    assert rows(two) == []

@@ -15,6 +15,7 @@ from devlint.evidence import Reason
 from devlint.evidence.cuda_graph_capture import scope_reason as graph_scope
 from devlint.evidence.cuda_kernel_source import builders as kernel_builders
 from devlint.evidence.cuda_kernel_source import scope_reason as kernel_source_scope
+from devlint.evidence.flash_attention_impl import scope_reason as fa_impl_scope
 from devlint.evidence.nvidia_tool import scope_reason as nvidia_tool_scope
 from devlint.evidence.cuda_only_scope import _scope_reason
 from devlint.evidence.cuda_twin import (
@@ -153,6 +154,7 @@ class FileFacts:
                                          or stated_scope_reason(scope, self.path)
                                          or graph_scope(scope, self.source(scope), self.path)
                                          or nvidia_tool_scope(scope, self.source(scope), self.path)
+                                         or fa_impl_scope(scope, self.source(scope), self.path)
                                          or kernel_source_scope(scope, self.memo(
                                              "kernel-builders", lambda: kernel_builders(
                                                  self.tree, self.text)), self.path)
