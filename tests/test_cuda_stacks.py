@@ -199,3 +199,20 @@ def test_code_that_switches_attention_to_flash_attention_3():
     assert rows(text) == [("DL103", 12)]
     two = text.replace("activate_flash_attention_impl(impl)", "activate_flash_attention_impl(\"FA4\")")
     assert rows(two) == []
+
+
+def test_graph_code_written_against_a_platform_layer_is_shared():
+    text = ("import torch\nfrom vllm.platforms import current_platform\n"
+            "from vllm.compilation.cuda_graph import CUDAGraphWrapper\n\n\n"
+            "class TestCUDAGraphWrapper:\n    def setup_method(self):\n"
+            "        self.model = SimpleMLP().to(\"cuda\")\n\n"
+            "    def test_capture(self):\n        w = CUDAGraphWrapper(self.model)\n")
+    assert [c for c, _ in rows(text, "tests/test_cudagraph_dispatch.py")] == ["DL101"]
+    assert rows(CAPTURE.replace("    g = torch.cuda.CUDAGraph()\n",
+                                "    g = torch.cuda.CUDAGraph()\n"
+                                "    d = torch.accelerator.current_accelerator()\n")) != []
+    # torch's generic event beside the capture: the function is written for any device
+    # (vLLM's benchmark_moe, dev corpus 064)
+    generic = CAPTURE.replace("    return g, out\n", "    e = torch.Event(enable_timing=True)\n"
+                              "    return g, out, e\n")
+    assert len(rows(generic)) == 5

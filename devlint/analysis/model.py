@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from devlint.evidence import Reason
+from devlint.evidence.cuda_graph_capture import platform_layer
 from devlint.evidence.cuda_graph_capture import scope_reason as graph_scope
 from devlint.evidence.cuda_kernel_source import builders as kernel_builders
 from devlint.evidence.cuda_kernel_source import scope_reason as kernel_source_scope
@@ -152,7 +153,9 @@ class FileFacts:
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                          or stated_scope_reason(scope, self.path)
-                                         or graph_scope(scope, self.source(scope), self.path)
+                                         or graph_scope(scope, self.source(scope), self.path,
+                                                        self.memo("platform-layer", lambda:
+                                                                  platform_layer(self.tree)))
                                          or nvidia_tool_scope(scope, self.source(scope), self.path)
                                          or fa_impl_scope(scope, self.source(scope), self.path)
                                          or kernel_source_scope(scope, self.memo(

@@ -23,7 +23,10 @@ capture"). Evidence (a `Reason("cuda-graph-capture", ...)`):
 - a test module named for CUDA graphs (`test_cuda_graphs.py`) whose code calls a capture API,
   or imports or calls something named for CUDA graphs (two signals, the name and the code):
   file:line of that use.
-Limits: a library module is never exempt whole by its name (`decode_cuda_graph_runner.py`
+Limits: code written against a platform layer (`current_platform`, `torch.accelerator`) or
+with torch's generic `torch.Event`/`torch.Stream` is shared by the platforms even where it
+captures a CUDA graph (vLLM made its CUDA-graph tests and the synchronisations around
+benchmark_moe's capture device-generic: dev corpus 010, 064); a library module is never exempt whole by its name (`decode_cuda_graph_runner.py`
 may be the base class other platforms' graph runners subclass): only its functions that
 capture are; code that also asks which platform it runs on or names another accelerator
 (`current_platform.is_cuda_alike()`, `torch.xpu`, `"xpu"`, `XPUGraph`) captures on several
@@ -78,9 +81,25 @@ def _graph_named_call(node) -> bool:
     return bool(_CUDA_GRAPH_NAME.search(_dotted(node.func).rpartition(".")[2]))
 
 
+# a project's platform layer or torch's accelerator API: graph code written against them is
+# shared by the platforms (vLLM's `current_platform`: its CUDA-graph tests were made
+# device-generic upstream, dev corpus 010)
+_PLATFORM_LAYER = frozenset({"current_platform", "accelerator", "current_accelerator",
+                             "get_device_module"})
+
+
 def _shared(nodes) -> bool:
-    """The code asks which platform it runs on, or names another accelerator."""
+    """The code asks which platform it runs on, names another accelerator, or is written
+    against a platform layer."""
     for n in nodes:
+        if isinstance(n, ast.alias) and (n.asname or n.name).rpartition(".")[2] in _PLATFORM_LAYER:
+            return True
+        if isinstance(n, ast.Name) and n.id in _PLATFORM_LAYER \
+                or isinstance(n, ast.Attribute) and n.attr in _PLATFORM_LAYER:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in ("Event", "Stream") \
+                and isinstance(n.value, ast.Name) and n.value.id == "torch":
+            return True  # torch's generic stream and event: the code is written for any device
         if isinstance(n, ast.Call):
             last = _dotted(n.func).rpartition(".")[2]
             if _PLATFORM_QUERY.match(last):
@@ -109,10 +128,18 @@ def _mentions(text: str) -> bool:
     return "graph" in text or "Graph" in text
 
 
-def scope_reason(scope, text: str, path: str | None) -> Reason | None:
+def platform_layer(tree: ast.Module) -> bool:
+    """The module imports a platform layer (`from vllm.platforms import current_platform`)."""
+    return any(isinstance(n, ast.alias) and (n.asname or n.name).rpartition(".")[2]
+               in _PLATFORM_LAYER for st in tree.body
+               if isinstance(st, (ast.Import, ast.ImportFrom)) for n in st.names)
+
+
+def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Reason | None:
     """The function always captures a CUDA graph, or the test class is about CUDA graphs;
-    `text` is the scope's source (a cheap gate)."""
-    if not _mentions(text):
+    `text` is the scope's source (a cheap gate), `layer` whether its module imports a
+    platform layer (then nothing in it is CUDA's own by its graphs)."""
+    if layer or not _mentions(text):
         return None
     if isinstance(scope, _FUNCS):
         call = next((n for n in _unconditional(scope.body) if capture_call(n)), None)
