@@ -216,3 +216,12 @@ def test_graph_code_written_against_a_platform_layer_is_shared():
     generic = CAPTURE.replace("    return g, out\n", "    e = torch.Event(enable_timing=True)\n"
                               "    return g, out, e\n")
     assert len(rows(generic)) == 5
+
+
+def test_a_large_class_is_no_wrapper_of_what_its_constructor_calls():
+    methods = "".join(f"\n    def m{i}(self):\n        return {i}\n" for i in range(4))
+    text = ("import torch\nimport apex.contrib.nccl_allocator as nccl_allocator\n\n\n"
+            "class Runner:\n    def __init__(self, pool):\n"
+            "        self.mem = nccl_allocator.nccl_mem(pool)\n" + methods +
+            "\n    def stream(self):\n        return torch.cuda.Stream()\n")
+    assert [c for c, _ in rows(text)] == ["DL402"]
