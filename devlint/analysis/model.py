@@ -12,8 +12,12 @@ import re
 from dataclasses import dataclass, field
 
 from devlint.evidence import Reason
+from devlint.evidence.cuda_graph_capture import platform_layer
+from devlint.evidence.cuda_graph_capture import scope_reason as graph_scope
 from devlint.evidence.cuda_kernel_source import builders as kernel_builders
 from devlint.evidence.cuda_kernel_source import scope_reason as kernel_source_scope
+from devlint.evidence.flash_attention_impl import scope_reason as fa_impl_scope
+from devlint.evidence.nvidia_tool import scope_reason as nvidia_tool_scope
 from devlint.evidence.cuda_only_scope import _scope_reason
 from devlint.evidence.cuda_twin import (
     api_stand_ins, defined_functions, stand_in_reason, twin_reason,
@@ -149,6 +153,11 @@ class FileFacts:
             if key not in self._scope_memo:
                 self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                          or stated_scope_reason(scope, self.path)
+                                         or graph_scope(scope, self.source(scope), self.path,
+                                                        self.memo("platform-layer", lambda:
+                                                                  platform_layer(self.tree)))
+                                         or nvidia_tool_scope(scope, self.source(scope), self.path)
+                                         or fa_impl_scope(scope, self.source(scope), self.path)
                                          or kernel_source_scope(scope, self.memo(
                                              "kernel-builders", lambda: kernel_builders(
                                                  self.tree, self.text)), self.path)
@@ -196,9 +205,21 @@ class FileFacts:
         module's CUDA objects. Only unconditional calls count: one under an `if` or `try`
         picks a backend among others. Availability checks, getters and setters
         (`has_flashinfer()`, `set_graph_pool_id()`) do not count either: they ask or
-        configure, they take no CUDA data. Classes do not count through their methods."""
+        configure, they take no CUDA data. A small class (four methods at most) counts
+        through its constructor alone (a wrapper holding that module's object:
+        `self.mem = nccl_allocator.nccl_mem(pool)`), never through its other methods."""
         if isinstance(scope, ast.ClassDef):
-            return None
+            methods = [m for m in scope.body if isinstance(m, (ast.FunctionDef,
+                                                               ast.AsyncFunctionDef))]
+            init = next((m for m in methods if m.name == "__init__"), None)
+            # a wrapper is small: one adapter in a large class's constructor says nothing of
+            # the rest (a graph runner that other platforms' runners subclass)
+            why = self._calls_cuda_only(init) if init is not None and len(methods) <= 4 \
+                else None
+            if why is None:
+                return None
+            return Reason("cuda-only-scope", f"`{scope.name}` is built on a CUDA-only module "
+                          f"(its constructor: {why})", why.path, why.line)
         for n in _unconditional_nodes(scope):
             if isinstance(n, ast.Call):
                 callee = self._callee(n.func)

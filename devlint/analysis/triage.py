@@ -12,7 +12,10 @@ import ast
 from devlint.analysis.descent import Descent
 from devlint.analysis.model import FileFacts, collect_imports, resolve_profile
 from devlint.analysis.rows import hot_rows, leading_rows
+from devlint.evidence.cuda_graph_capture import module_reason as graph_module
 from devlint.evidence.cuda_kernel_source import module_reason as kernel_source_module
+from devlint.evidence.flash_attention_impl import module_reason as fa_impl_module
+from devlint.evidence.nvidia_tool import module_reason as nvidia_tool_module
 from devlint.evidence.entry_gate import entry_gate_reason
 from devlint.evidence.cuda_only_module import (
     _cuda_only_reason, _profile_folder_reason, _runtime_reason, _vendor_family_reason,
@@ -37,7 +40,10 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
                        or _runtime_reason(tree, text, path)
                        or stated_requirement_reason(tree, path)
                        or kernel_source_module(tree, text, path)
-                       or entry_gate_reason(tree, text, path))
+                       or entry_gate_reason(tree, text, path)
+                       or nvidia_tool_module(tree, text, path)
+                       or fa_impl_module(tree, text, path)
+                       or (graph_module(tree, text, path) if by_path else None))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True,
                                                              by_path=by_path)
                         or (_vendor_family_reason(path) if by_path else None))

@@ -31,6 +31,11 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `.cu`/`.cuh` file given to a loader), its wrappers, a module of such kernels.
 - `entry_gate`: a script whose entry point stops unless the GPU has a given NVIDIA compute
   capability or AMD architecture.
+- `cuda_graph_capture`: a function that captures a CUDA graph (its side-stream warm-up and
+  static buffers), a test class or test module about CUDA graphs.
+- `nvidia_tool`: a function or module built on `nvidia-smi`.
+- `flash_attention_impl`: a function or module that switches torch's attention to
+  FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
@@ -79,6 +84,9 @@ PRINCIPLES = {
     "dead-value": "devlint.evidence.dead_value",
     "cuda-kernel-source": "devlint.evidence.cuda_kernel_source",
     "entry-gate": "devlint.evidence.entry_gate",
+    "cuda-graph-capture": "devlint.evidence.cuda_graph_capture",
+    "nvidia-tool": "devlint.evidence.nvidia_tool",
+    "flash-attention-impl": "devlint.evidence.flash_attention_impl",
 }
 
 

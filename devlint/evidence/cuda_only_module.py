@@ -10,7 +10,15 @@ CUDA-only), a profile's platform folder (`platforms/` in the vllm profile), or a
 only backends are NVIDIA/AMD folders (then only CUDA-alike: the torch.cuda API is right).
 A module whose module-level gate (`pytestmark`, a module-level skip) requires an NVIDIA compute
 capability (`devlint.evidence.capability`) is CUDA-only too.
-Limits: one marker never makes a file CUDA-only; an import under `try`/`if` is optional; a
+The module of a CUDA-alike platform in a `platforms/` package (`platforms/rocm.py`) is that
+platform's own (its device literals name ROCm's "cuda" device type).
+A package (a folder with `__init__.py`) named like a CUDA-only file (`deep_gemm_wrapper/`,
+`marlin_lora_temp/`: a `stems` word as a `_`-separated part) holds that stack's code.
+An import under `try` whose `except` only binds the library's names to mocks
+(`te = MagicMock()`: the module still imports, none of its code works) is required too.
+Limits: one marker never makes a file CUDA-only; a folder that is no package is matched only
+by its exact name (`folders`), never by a part of it, and so is a test package
+(`nvfp4_training/` tests may test a plain Triton kernel of that format: their gates decide); an import under `try`/`if` is optional; a
 test module importing a CUDA-only stack only gates its tests.
 """
 from __future__ import annotations
@@ -91,18 +99,29 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
     optional)."""
     folders, stem_re, imports = _cuda_only_defaults()[1 if alike else 0]
     parts = os.path.abspath(path).replace(os.sep, "/").split("/")
-    for folder in parts[:-1] if by_path else ():
+    test = is_test_path(parts)
+    for i, folder in enumerate(parts[:-1] if by_path else ()):
         if folder in folders:
             return Reason(_P, f"in a `{folder}/` folder", path)
+        if not test and _names_cuda_stem(stem_re, folder) \
+                and _is_package("/".join(parts[:i + 1])):
+            # a package named like a CUDA-only file (`deep_gemm_wrapper/`, `marlin_lora/`):
+            # its modules are that stack's wrapper, as a file of that name would be
+            return Reason(_P, f"in the `{folder}/` package, named for a CUDA-only stack", path)
     stem = parts[-1].rsplit(".", 1)[0]
     if by_path and _names_cuda_stem(stem_re, stem):
         return Reason(_P, f"its name `{parts[-1]}` says it is CUDA-specific", path)
+    if by_path and not alike and len(parts) > 1 and parts[-2] == "platforms" \
+            and stem in _ALIKE_PLATFORMS and _is_package("/".join(parts[:-1])):
+        # `platforms/rocm.py` beside `platforms/cuda.py`: the ROCm platform's own module,
+        # where "cuda" is the device type it names (not a file that only calls HIP kernels)
+        return Reason(_P, f"the `{stem}` platform module of a `platforms/` package", path)
     gate = module_gate(tree)
     if gate is not None:
         return Reason(_P, "the whole module only runs on a CUDA build or a given NVIDIA compute capability "
                       "or AMD architecture",
                       path, gate.lineno)
-    if is_test_path(parts):
+    if test:
         # a test module importing a CUDA-only stack gates those tests; its device constants
         # and tensors are still meant to follow the platform (vLLM PR #38901)
         return None
@@ -123,7 +142,33 @@ def _cuda_only_reason(path: str, tree: ast.Module, alike: bool = False,
                     for h in stmt.handlers):
                 return Reason(_P, f"imports `{tried[0]}` (every fallback is CUDA-only too)", path,
                               stmt.lineno)
+            stack = next((q for q in tried if is_cuda_module(q)), None)
+            if stack and stmt.handlers and all(_stubs(h) for h in stmt.handlers):
+                return Reason(_P, f"imports `{stack}` (without it the module only stubs it "
+                              "with mocks)", path, stmt.lineno)
     return None
+
+
+_ALIKE_PLATFORMS = frozenset({"rocm", "hip", "amd"})
+_MOCKS = frozenset({"MagicMock", "Mock", "NonCallableMagicMock"})
+
+
+def _stubs(handler) -> bool:
+    """`except ImportError: te = MagicMock()`: the fallback binds the library's names to mocks
+    so that the module still imports; none of its code works without the library."""
+    for n in ast.walk(handler):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+            f = n.value.func
+            if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) in _MOCKS:
+                return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _is_package(directory: str) -> bool:
+    """A folder that is a Python package (an `__init__.py`): a folder named by the user's
+    checkout (`~/cuda_work/`) is no package of the code."""
+    return os.path.isfile(os.path.join(directory or "/", "__init__.py"))
 
 
 _NON_CUDA_VENDORS = {"xpu", "cpu", "tpu", "npu", "hpu", "intel", "ascend", "mps", "neuron",

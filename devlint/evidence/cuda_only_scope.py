@@ -2,10 +2,12 @@
 
 Evidence (a `Reason("cuda-only-scope", ...)` at the scope's `def`/`class` line): its name names
 a CUDA-only stack (`FlashInferBackend`; `cuda` alone is no stack: `move_to_cuda` is a device
-helper, and `_cuda_graph_capture` names no stack), an unconditional import
-of one at its top, or direct use of the CUDA runtime (`.cuda_stream`, `cudart`,
-`DeviceType.CUDA`); an import under `try:` whose every handler raises is required, so
-unconditional. `FileFacts.cuda_only_scope` also counts a function that always calls into
+helper, and `_cuda_graph_capture` names no stack), an unconditional import of one at its top,
+or direct use of the CUDA runtime (`.cuda_stream`, `cudart`, `DeviceType.CUDA`, CUDA green
+contexts: `GreenContext`, `create_greenctx_stream_by_value`); an import under `try:` whose
+every handler raises is required, so unconditional; likewise an unconditional import of a
+library that takes only the CPU or a CUDA device (`cpu_or_cuda` in cuda_only.toml:
+fastsafetensors). `FileFacts.cuda_only_scope` also counts a function that always calls into
 a CUDA-only module, and `cuda_only_callee` a value passed to such a call.
 Limits: test functions are not CUDA-only by their name; a call under `if`/`try` picks a
 backend among others; availability checks, getters and setters take no CUDA data.
@@ -19,7 +21,7 @@ from devlint.evidence import Reason
 from devlint.evidence.capability import requiring_mark
 from devlint.evidence.platform_ladder import _is_platform_test
 from devlint.evidence.vocabulary import (
-    _cuda_only_defaults, _imported_modules, _names_cuda_module, _runtime_markers,
+    _cuda_only_data, _cuda_only_defaults, _imported_modules, _names_cuda_module, _runtime_markers,
 )
 
 _P = "cuda-only-scope"
@@ -35,7 +37,12 @@ _VENDOR_NAME = re.compile(r"nccl|cutlass|cutedsl|flashinfer|deepep|deep_gemm"
 # (CUDA IPC makes the whole module CUDA-only: cuda_only.toml `runtime`)
 _RUNTIME_ATTRS = {"cuda_stream", "cudart", "cudaStream_t", "MemPool"}
 _RUNTIME_NAMES = {"CUstream", "CudaRTLibrary", "cudart", "cuda_rt", "cupy"}
-_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA"})
+# CUDA green contexts (the driver's SM partitioning: `torch.cuda.green_contexts.GreenContext`,
+# a kernel library's `create_greenctx_stream_by_value`): streams bound to a share of an NVIDIA
+# GPU's SMs, which no other accelerator has
+_GREEN_CONTEXT = re.compile(r"(?i)greenctx|green_?context")
+_RUNTIME_MARKERS = tuple(_RUNTIME_ATTRS | _RUNTIME_NAMES | {"DeviceType.CUDA", "greenctx",
+                                                            "green_context", "GreenContext"})
 
 
 # a name saying it moves data to CUDA or gets/sets CUDA state (`_tensors_to_cuda`,
@@ -90,11 +97,15 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
         # an unconditional import at the function's top level (one under an `if` picks a
         # backend, it does not make the function CUDA-only)
         imports = _cuda_only_defaults()[0][2]
+        cpu_or_cuda = tuple(_cuda_only_data().get("cpu_or_cuda", ()))
         for st in scope.body:
             for qual in _imported_modules(st) or _required_imports(st):
                 if _names_cuda_module(qual, imports):
                     return Reason(_P, f"`{scope.name}` imports `{qual}`",
                           path, scope.lineno)
+                if _names_cuda_module(qual, cpu_or_cuda):
+                    return Reason(_P, f"`{scope.name}` is built on `{qual}`, which takes only "
+                                  "the CPU or a CUDA device", path, st.lineno)
     exact, prefixes, keywords = _runtime_markers()
     if not any(marker in text for marker in _RUNTIME_MARKERS) \
             and not any(m in text for m in exact) and not any(p in text for p in prefixes) \
@@ -110,6 +121,11 @@ def _scope_reason(scope, text: str, path: str | None = None) -> Reason | None:
             return Reason(_P, f"`{scope.name}` names the CUDA device type explicitly "
                           "(`DeviceType.CUDA`)",
                           path, scope.lineno)
+        green = n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None) \
+            if isinstance(n, ast.Name) else None
+        if green and _GREEN_CONTEXT.search(green) and not green.startswith(("is_", "has_")):
+            return Reason(_P, f"`{scope.name}` uses CUDA green contexts (`{green}`: SM "
+                          "partitioning)", path, scope.lineno)
         if isinstance(n, ast.Name) and n.id in _RUNTIME_NAMES:
             return Reason(_P, f"`{scope.name}` uses the CUDA runtime (`{n.id}`)",
                           path, scope.lineno)

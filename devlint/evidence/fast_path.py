@@ -8,6 +8,9 @@ not a hardcoding, and the CUDA arm is CUDA's own).
 Evidence: the `if` with a tensor's CUDA test, an alternative (its `else`, or the code after a
 CUDA arm that returns) that produces the same thing (both arms return, or both assign the same
 names), and no CPU move or CUDA device in the alternative. The evidence is the `if`'s line.
+The arm may return from inside a `with` block, and return a tuple of computed values; an
+`elif` arm's alternative is what follows the whole chain (every arm before it is another
+backend's fast path, the code after the chain the generic one).
 Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
 a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
@@ -34,7 +37,7 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None) -> Reason | None:
     else:
         other = rest
         same = _returns(body) and bool(rest) and any(
-            isinstance(n, ast.Return) and isinstance(n.value, ast.Call)
+            isinstance(n, ast.Return) and _computed(n.value)
             for st in rest for n in ast.walk(st))
     if not same or not other or not _generic(other):
         return None
@@ -46,7 +49,16 @@ def _returns(block) -> bool:
     """The block ends by returning a computed value (a call): a constant returned is a
     choice, not the same computation done another way."""
     last = block[-1]
-    return isinstance(last, ast.Return) and isinstance(last.value, ast.Call)
+    while isinstance(last, (ast.With, ast.AsyncWith)) and last.body:
+        last = last.body[-1]  # `with torch.autocast("cuda", enabled=False): return f(x)`
+    return isinstance(last, ast.Return) and _computed(last.value)
+
+
+def _computed(value) -> bool:
+    """A call, or a tuple of calls (`return rope(q), rope(k)`)."""
+    if isinstance(value, ast.Tuple):
+        return bool(value.elts) and all(isinstance(e, ast.Call) for e in value.elts)
+    return isinstance(value, ast.Call)
 
 
 def _assigned(block) -> frozenset:

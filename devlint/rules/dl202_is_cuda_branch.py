@@ -310,13 +310,17 @@ def _names_device(expr) -> bool:
 
 def _fast_path(facts, stmt):
     """The `devlint.evidence.fast_path` reason of a tensor's CUDA branch, if any."""
+    arm = stmt
     par = facts.tree_parent(stmt)
+    while not arm.orelse and isinstance(par, ast.If) and len(par.orelse) == 1 \
+            and par.orelse[0] is stmt:
+        stmt, par = par, facts.tree_parent(par)  # an `elif` arm: what follows the chain
     rest = []
     for field in ("body", "orelse", "finalbody"):
         block = getattr(par, field, None)
         if isinstance(block, list) and any(st is stmt for st in block):
             rest = block[block.index(stmt) + 1:]
-    return fast_path_reason(stmt, rest, facts.path)
+    return fast_path_reason(arm, rest, facts.path)
 
 
 def _assigned_test_uses(facts, literal, compare):

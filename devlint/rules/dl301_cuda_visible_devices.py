@@ -74,6 +74,12 @@ class CudaVisibleDevices(Rule):
         Valid('"""CUDA_VISIBLE_DEVICES=0 python run.py trains on the first GPU."""\n'),
         Valid('if is_torch_npu_available():\n    p = f"ASCEND_RT_VISIBLE_DEVICES={g}"\n'
               'elif is_torch_cuda_available():\n    p = f"CUDA_VISIBLE_DEVICES={g}"\n'),
+        # nvidia-tool: a tool built on nvidia-smi numbers NVIDIA GPUs
+        Valid('import os\nimport subprocess\n\n\ndef smi(q):\n'
+              '    return subprocess.check_output(["nvidia-smi", q]).decode()\n\n\n'
+              'def gpus():\n    v = os.environ.get("CUDA_VISIBLE_DEVICES")\n'
+              '    return v.split(",") if v else smi("-L").splitlines()\n\n\n'
+              'def pids():\n    return subprocess.check_output(["nvidia-smi", "-q"])\n'),
     ]
     invalid = [
         # a test for CUDA *or ROCm* exempts only the torch.cuda API rules (cuda-alike-guard):
@@ -88,6 +94,14 @@ class CudaVisibleDevices(Rule):
                 'import os\nfrom vllm.platforms import current_platform\n'
                 'os.environ[current_platform.device_control_env_var] = "0,1"\n', profile="vllm"),
         Invalid('import os\nv = os.environ.get("CUDA_VISIBLE_DEVICES", "")\n', None),
+        # a tool that also asks another vendor's tool serves several platforms (nvidia-tool's
+        # limit), and a mention of nvidia-smi in a message is no run
+        Invalid('import os\nimport subprocess\n\n\ndef smi():\n'
+                '    return subprocess.check_output(["nvidia-smi"])\n\n\n'
+                'def amd():\n    return subprocess.check_output(["rocm-smi"])\n\n\n'
+                'def gpus():\n    return os.environ.get("CUDA_VISIBLE_DEVICES")\n', None),
+        Invalid('import os\n\n\ndef gpus():\n    logger.info("see nvidia-smi")\n'
+                '    return os.environ.get("CUDA_VISIBLE_DEVICES")\n', None),
         Invalid('env = {"CUDA_VISIBLE_DEVICES": "0", "PATH": p}\n',
                 'from vllm.platforms import current_platform\n'
                 'env = {current_platform.device_control_env_var: "0", "PATH": p}\n', profile="vllm"),

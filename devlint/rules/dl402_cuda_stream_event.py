@@ -83,6 +83,11 @@ class CudaStreamEvent(Rule):
         Valid("import torch\n\n\nclass A:\n    S: torch.cuda.Stream = None\n\n"
               "    def f(self):\n        if torch.cuda.is_available():\n"
               "            A.S = torch.cuda.Stream()\n"),
+        # cuda-graph-capture: the side-stream warm-up of a function that captures a CUDA graph
+        Valid("import torch\n\n\ndef capture(fn, x):\n    s = torch.cuda.Stream()\n"
+              "    s.wait_stream(torch.cuda.current_stream())\n    with torch.cuda.stream(s):\n"
+              "        fn(x)\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
+              "        fn(x)\n    return g\n"),
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
@@ -101,6 +106,14 @@ class CudaStreamEvent(Rule):
                 "import torch\nwith torch.get_device_module().stream(s):\n    pass\n"),
         Invalid("import torch\nctx = nullcontext() if s is None else torch.cuda.stream(s)\n",
                 "import torch\nctx = nullcontext() if s is None else torch.get_device_module().stream(s)\n"),
+        # a capture that also serves another platform's graphs is shared code (the limit of
+        # cuda-graph-capture)
+        Invalid("import torch\n\n\ndef capture(fn, x):\n    s = torch.cuda.Stream()\n"
+                "    g = torch.cuda.CUDAGraph() if is_cuda_alike() else torch.xpu.XPUGraph()\n"
+                "    return g, s\n",
+                "import torch\n\n\ndef capture(fn, x):\n    s = torch.Stream()\n"
+                "    g = torch.cuda.CUDAGraph() if is_cuda_alike() else torch.xpu.XPUGraph()\n"
+                "    return g, s\n"),
     ]
 
     def check(self, facts):

@@ -1,0 +1,175 @@
+"""Principle: code that captures a CUDA graph is CUDA's own.
+
+```python
+def capture(fn, x):
+    stream = torch.cuda.Stream()                     # the side-stream warm-up of a capture
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn(x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn(x)
+```
+The capture APIs (`torch.cuda.graph`, `torch.cuda.CUDAGraph`, `make_graphed_callables`) have no
+device-generic form in torch (`torch.accelerator` has no graph), and the recipe around them
+(a side stream, its warm-up, the static buffers the graph replays) exists for the capture: a
+CUDA graph is used for a CUDA-only purpose (the precision rubric: "nvtx ranges, CUDA graphs
+capture"). Evidence (a `Reason("cuda-graph-capture", ...)`):
+- a function that always calls a capture API (outside `if`/`try`): file:line of the call;
+- a test class named for CUDA graphs (`TestCudaGraphReplay`) whose code calls a capture API
+  or a callable named for CUDA graphs (`CudaGraphManager(...)`, `create_cudagraphs()`):
+  the class line;
+- a test module named for CUDA graphs (`test_cuda_graphs.py`) whose code calls a capture API,
+  or imports or calls something named for CUDA graphs (two signals, the name and the code):
+  file:line of that use.
+Limits: code written against a platform layer (`current_platform`, `torch.accelerator`) or
+with torch's generic `torch.Event`/`torch.Stream` is shared by the platforms even where it
+captures a CUDA graph (vLLM made its CUDA-graph tests and the synchronisations around
+benchmark_moe's capture device-generic: dev corpus 010, 064); a library module is never exempt whole by its name (`decode_cuda_graph_runner.py`
+may be the base class other platforms' graph runners subclass): only its functions that
+capture are; code that also asks which platform it runs on or names another accelerator
+(`current_platform.is_cuda_alike()`, `torch.xpu`, `"xpu"`, `XPUGraph`) captures on several
+platforms and stays checked; a capture under `if`/`try` picks a mode among others (only that
+function's unconditional calls count); a name alone (`cuda_graph_mode`) is no capture, and
+nor is a check that a capture is under way (`is_current_stream_capturing`: a guard, branch
+flow's business).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.evidence import Reason
+from devlint.evidence.vocabulary import is_test_path
+
+_P = "cuda-graph-capture"
+# the capture APIs, by the last parts of their dotted name
+_CAPTURE = frozenset({"CUDAGraph", "make_graphed_callables"})
+_CUDA_GRAPH_NAME = re.compile(r"(?i)cuda_?graphs?|cudagraphs?")
+_OTHER = re.compile(r"(?i)\b(xpu|npu|hpu|mps|musa|mlu|XPUGraph)\b")
+_PLATFORM_QUERY = re.compile(r"^(is_cuda_alike|is_rocm|is_xpu|is_npu|is_hpu|is_mps|is_tpu"
+                             r"|is_musa|is_cpu|is_out_of_tree)$")
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CONDITIONAL = (ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda, ast.ClassDef) + _FUNCS + tuple(
+    getattr(ast, n) for n in ("Match", "TryStar") if hasattr(ast, n))
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def capture_call(node) -> bool:
+    """`torch.cuda.graph(g)`, `torch.cuda.CUDAGraph()`, `make_graphed_callables(...)` (torch's
+    or TransformerEngine's, which captures CUDA graphs too)."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = _dotted(node.func)
+    last = name.rpartition(".")[2]
+    return last in _CAPTURE or name.endswith("cuda.graph") or name == "cuda.graph"
+
+
+def _graph_named_call(node) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    return bool(_CUDA_GRAPH_NAME.search(_dotted(node.func).rpartition(".")[2]))
+
+
+# a project's platform layer or torch's accelerator API: graph code written against them is
+# shared by the platforms (vLLM's `current_platform`: its CUDA-graph tests were made
+# device-generic upstream, dev corpus 010)
+_PLATFORM_LAYER = frozenset({"current_platform", "accelerator", "current_accelerator",
+                             "get_device_module"})
+
+
+def _shared(nodes) -> bool:
+    """The code asks which platform it runs on, names another accelerator, or is written
+    against a platform layer."""
+    for n in nodes:
+        if isinstance(n, ast.alias) and (n.asname or n.name).rpartition(".")[2] in _PLATFORM_LAYER:
+            return True
+        if isinstance(n, ast.Name) and n.id in _PLATFORM_LAYER \
+                or isinstance(n, ast.Attribute) and n.attr in _PLATFORM_LAYER:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in ("Event", "Stream") \
+                and isinstance(n.value, ast.Name) and n.value.id == "torch":
+            return True  # torch's generic stream and event: the code is written for any device
+        if isinstance(n, ast.Call):
+            last = _dotted(n.func).rpartition(".")[2]
+            if _PLATFORM_QUERY.match(last):
+                return True
+        elif isinstance(n, ast.Attribute) and _OTHER.fullmatch(n.attr):
+            return True
+        elif isinstance(n, ast.Name) and _OTHER.fullmatch(n.id):
+            return True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 40 \
+                and _OTHER.search(n.value):
+            return True
+    return False
+
+
+def _unconditional(body):
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _CONDITIONAL):
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _mentions(text: str) -> bool:
+    return "graph" in text or "Graph" in text
+
+
+def platform_layer(tree: ast.Module) -> bool:
+    """The module imports a platform layer (`from vllm.platforms import current_platform`)."""
+    return any(isinstance(n, ast.alias) and (n.asname or n.name).rpartition(".")[2]
+               in _PLATFORM_LAYER for st in tree.body
+               if isinstance(st, (ast.Import, ast.ImportFrom)) for n in st.names)
+
+
+def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Reason | None:
+    """The function always captures a CUDA graph, or the test class is about CUDA graphs;
+    `text` is the scope's source (a cheap gate), `layer` whether its module imports a
+    platform layer (then nothing in it is CUDA's own by its graphs)."""
+    if layer or not _mentions(text):
+        return None
+    if isinstance(scope, _FUNCS):
+        call = next((n for n in _unconditional(scope.body) if capture_call(n)), None)
+        if call is None or _shared(ast.walk(scope)):
+            return None
+        return Reason(_P, f"`{scope.name}` captures a CUDA graph", path, call.lineno)
+    if isinstance(scope, ast.ClassDef) and scope.name.startswith("Test") \
+            and _CUDA_GRAPH_NAME.search(scope.name):
+        if any(capture_call(n) or _graph_named_call(n) for n in ast.walk(scope)) \
+                and not _shared(ast.walk(scope)):
+            return Reason(_P, f"`{scope.name}` tests CUDA graphs", path, scope.lineno)
+    return None
+
+
+def module_reason(tree: ast.Module, text: str, path: str) -> Reason | None:
+    """A test module named for CUDA graphs whose code captures one or uses something named
+    for them."""
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    if not _CUDA_GRAPH_NAME.search(stem) or not _mentions(text) or not is_test_path(parts):
+        return None
+    use = None
+    for n in ast.walk(tree):
+        if capture_call(n) or _graph_named_call(n):
+            use = use or n
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
+            if any(_CUDA_GRAPH_NAME.search(m.rpartition(".")[2]) for m in mods):
+                use = use or n
+    if use is None or _shared(ast.walk(tree)):
+        return None
+    return Reason(_P, f"its name `{stem}` and its code are about CUDA graphs", path,
+                  use.lineno)
