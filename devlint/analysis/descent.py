@@ -41,6 +41,7 @@ class Descent(GuardTests):
         self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
+        self.module_gate = None  # the Reason of a `pytestmark` that requires CUDA
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -54,6 +55,7 @@ class Descent(GuardTests):
         self._query_aliases(body)
         self._cuda_helpers(body)
         self._bound_marks(body)
+        self.module_gate = self._module_gate(body)
         self.block(body, Where(None, None, False, None, None, "module"))
 
     def block(self, body, where: Where):
@@ -115,14 +117,16 @@ class Descent(GuardTests):
             self.arguments(stmt.args, stmt, here)
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
-            gate = self._skip_gate(stmt)
+            gate = self._skip_gate(stmt) or (self.module_gate if where.level == "module"
+                                             else None)
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)
         elif isinstance(stmt, ast.ClassDef):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
-            gate = self._skip_gate(stmt)
+            gate = self._skip_gate(stmt) or self._setup_gate(stmt) or (
+                self.module_gate if where.level == "module" else None)
             self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
                                         None, "class"))
         elif isinstance(stmt, ast.If):

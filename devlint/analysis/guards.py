@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
+from devlint.evidence.capability import module_names, requiring_mark
 from devlint.evidence.capability_gate import capability_reason
 from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
@@ -19,6 +20,17 @@ from devlint.evidence.platform_ladder import (
     other_accelerator_test,
 )
 from devlint.evidence.sibling_platforms import GAP, sibling_reason
+
+
+# per-test set-up methods (unittest's and pytest's)
+_SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setup"})
+
+
+class _Decorated:
+    """A stand-in holding one mark as a decorator list (`_module_gate` asks `_skip_gate`)."""
+
+    def __init__(self, decorators):
+        self.decorator_list = decorators
 
 
 def _called_name(call) -> str:
@@ -148,7 +160,11 @@ class GuardTests:
             return True
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             q = self.f.qualname(stmt.value.func) or ""
-            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest")
+            func = stmt.value.func
+            # `self.skipTest(...)`: unittest's skip from inside the test
+            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest") or (
+                isinstance(func, ast.Attribute) and func.attr == "skipTest"
+                and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
         return False
 
     def cuda_test(self, test) -> tuple[int, ast.expr | None]:
@@ -256,6 +272,44 @@ class GuardTests:
                 if tensor is None and ((name in SKIP_IF and on_false)
                                        or (name in SKIP_UNLESS and on_true)):
                     return guard_reason("gate", d, self.f.path)
+        names = module_names(self.f.tree)
+        for d in stmt.decorator_list:
+            # through the module's own names: a flag, a helper, a skip reason, a
+            # parametrisation every value of which is gated (`devlint.evidence.capability`)
+            if requiring_mark(d, names):
+                return guard_reason("gate", d, self.f.path)
+        return None
+
+    def _module_gate(self, body):
+        """The Reason of a module-level `pytestmark` that skips every test of the module unless
+        CUDA is there (a mark as `_skip_gate` takes it, or one of a list of marks): the bodies
+        of the module's tests and classes run only past it, as a decorated test's do."""
+        for st in body:
+            if not (isinstance(st, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in st.targets)):
+                continue
+            marks = st.value.elts if isinstance(st.value, (ast.List, ast.Tuple)) else [st.value]
+            for m in marks:
+                why = self._skip_gate(_Decorated([m]))
+                if why is not None:
+                    return why
+        return None
+
+    def _setup_gate(self, cls):
+        """The Reason of a class whose per-test set-up skips unless CUDA is there
+        (`def setUp(self): if not torch.cuda.is_available(): self.skipTest(...)`, `def
+        setup_method(self): _require_cuda()`): each test runs only past it."""
+        from devlint.analysis.model import Where
+
+        for fn in cls.body:
+            if not (isinstance(fn, _FUNCS) and fn.name in _SETUPS):
+                continue
+            where = Where(None, None, False, None, None, "function")
+            for st in [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(
+                    s.value, ast.Constant))][:3]:
+                after = self._after_exit_guard(st, where)
+                if getattr(after.guarded, "principle", None) == "cuda-guard":
+                    return after.guarded
         return None
 
     def _bound_marks(self, body):
