@@ -115,3 +115,39 @@ def test_an_availability_gate_stacked_with_a_capability_gate():
     listed = HEAD + ("pytestmark = [pytest.mark.skipif(not torch.cuda.is_available(), reason='x'),"
                      "\n              pytest.mark.skipif(not is_sm_at_least_90(), reason='y')]\n")
     assert rows(listed, code="DL203") == []
+
+
+def test_a_gate_on_a_helper_whose_reason_states_a_gpu_generation():
+    text = (HEAD + "from pkg.kernels import cutedsl_available, triton_available\n"
+            "_cute = pytest.mark.skipif(not cutedsl_available(), "
+            "reason='requires SM100 (Blackwell) + CuteDSL')\n\n\n"
+            "@_cute\ndef test_a():\n" + BODY +
+            "\n\n@pytest.mark.skipif(not triton_available(), reason='requires triton')\n"
+            "def test_b():\n" + BODY)
+    assert rows(text, code="DL103") == last_body(text)
+    # torch's own queries are read as they are, whatever the reason says
+    plain = (HEAD + "\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs H100')\n"
+             "def test_a():\n    pass\n")
+    assert rows(plain, code="DL203") == [6]
+
+
+def test_the_module_gate_fix_rewrites_the_bodies_of_the_tests_it_gates():
+    text = (HEAD + "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), "
+            "reason='CUDA')\n\n\ndef test_a():\n" + BODY +
+            "\n\nclass TestB:\n    dev = 'cuda'\n\n    def test_b(self):\n"
+            "        torch.cuda.synchronize()\n")
+    # the class attribute runs at import, gated or not: its own finding
+    assert rows(text) == [4, 12]
+    fixed = devlint.fix_source(text, path="tests/test_k.py", unsafe=True)[0]
+    assert "torch.accelerator.is_available()" in fixed
+    assert "device=torch.accelerator.current_accelerator()" in fixed
+    assert "torch.accelerator.synchronize()" in fixed
+    assert "'cuda'" not in fixed
+
+
+def test_a_per_test_setup_gate_does_not_cover_the_class_setup():
+    text = (HEAD + "class TestA(unittest.TestCase):\n    @classmethod\n"
+            "    def setUpClass(cls):\n        cls.x = torch.zeros(2, device='cuda')\n\n"
+            "    def setUp(self):\n        if not torch.cuda.is_available():\n"
+            "            self.skipTest('CUDA')\n\n    def test_a(self):\n    " + BODY)
+    assert rows(text, code="DL103") == [7]

@@ -42,6 +42,7 @@ class Descent(GuardTests):
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
         self.module_gate = None  # the Reason of a `pytestmark` that requires CUDA
+        self.method_gates: dict = {}  # id(class) -> the Reason gating its methods' bodies
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -117,16 +118,21 @@ class Descent(GuardTests):
             self.arguments(stmt.args, stmt, here)
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
-            gate = self._skip_gate(stmt) or (self.module_gate if where.level == "module"
-                                             else None)
+            gate = self._skip_gate(stmt) or (
+                self.module_gate if where.level == "module" else
+                self._method_gate(where.klass, stmt.name) if where.level == "class" else None)
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)
         elif isinstance(stmt, ast.ClassDef):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
-            gate = self._skip_gate(stmt) or self._setup_gate(stmt) or (
-                self.module_gate if where.level == "module" else None)
+            gate = self._skip_gate(stmt)
+            if gate is None:
+                # a gate in the set-up, or the module's `pytestmark`: the methods' bodies run
+                # only past it (the class body itself runs at import)
+                self.method_gates[id(stmt)] = self._setup_gate(stmt) or (
+                    self.module_gate if where.level in ("module", "class") else None)
             self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
                                         None, "class"))
         elif isinstance(stmt, ast.If):

@@ -24,6 +24,7 @@ from devlint.evidence.sibling_platforms import GAP, sibling_reason
 
 # per-test set-up methods (unittest's and pytest's)
 _SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setup"})
+_CLASS_SETUPS = frozenset({"setUpClass", "setup_class", "tearDownClass", "teardown_class"})
 
 
 class _Decorated:
@@ -296,9 +297,10 @@ class GuardTests:
         return None
 
     def _setup_gate(self, cls):
-        """The Reason of a class whose per-test set-up skips unless CUDA is there
-        (`def setUp(self): if not torch.cuda.is_available(): self.skipTest(...)`, `def
-        setup_method(self): _require_cuda()`): each test runs only past it."""
+        """The Reason of a class whose set-up skips unless CUDA is there (`def setUp(self): if
+        not torch.cuda.is_available(): self.skipTest(...)`, `def setup_method(self):
+        _require_cuda()`): each test runs only past it. (The Reason, and whether the set-up is
+        the per-test one, which does not gate the class-level set-up.)"""
         from devlint.analysis.model import Where
 
         for fn in cls.body:
@@ -309,8 +311,17 @@ class GuardTests:
                     s.value, ast.Constant))][:3]:
                 after = self._after_exit_guard(st, where)
                 if getattr(after.guarded, "principle", None) == "cuda-guard":
-                    return after.guarded
+                    return after.guarded, fn.name not in _CLASS_SETUPS
         return None
+
+    def _method_gate(self, cls, name):
+        """The Reason gating the body of the method `name` of `cls` (`method_gates`)."""
+        gate = self.method_gates.get(id(cls))
+        if isinstance(gate, tuple):  # a set-up's gate: not over the class-level set-up
+            gate, per_test = gate
+            if per_test and name in _CLASS_SETUPS:
+                return None
+        return gate
 
     def _bound_marks(self, body):
         """Skip marks bound to a name at module level (`requires_hopper =

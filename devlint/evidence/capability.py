@@ -257,6 +257,8 @@ def requiring_mark(mark, names: ModuleNames | None = None) -> bool:
     if not isinstance(mark, ast.Call) or not mark.args:
         return False
     name = _name(mark.func)
+    if name in _SKIP_IF | _SKIP_UNLESS and _stated_capability(mark):
+        return True
     if name in _SKIP_IF:
         return met_if_false(mark.args[0], names)
     if name in _SKIP_UNLESS:
@@ -266,6 +268,32 @@ def requiring_mark(mark, names: ModuleNames | None = None) -> bool:
         return (isinstance(values, ast.Name) and values.id in names.params) or (
             isinstance(values, (ast.List, ast.Tuple)) and _all_params_gated(values, names))
     return False
+
+
+# a skip reason that states an NVIDIA GPU generation or compute capability
+_STATED = re.compile(r"(?i)\b(?:requires?|needs?|only (?:on|for)|supported only on)\b[^.;]{0,40}?"
+                     r"(?:\bsm[_ ]?\d{2,3}\+?(?!\w)|\bsm\s*>=?\s*\d+|hopper|blackwell|"
+                     r"compute capability|\b[hb]\d{3}\b)")
+
+
+def _stated_capability(mark) -> bool:
+    """A skip mark on a helper the module does not define (`skipif(not
+    cutedsl_kernels_available(), reason="requires SM100 (Blackwell) + CuteDSL")`) whose reason
+    states that the test requires a given NVIDIA GPU generation: the author says what the
+    helper checks. Limits: only a condition that calls such a helper (not torch's own queries,
+    which are read as they are) and a reason that states a requirement (`requires`, `needs`)."""
+    reason = next((k.value for k in mark.keywords if k.arg in ("reason", "msg")), None)
+    if reason is None and len(mark.args) > 1:
+        reason = mark.args[1]
+    if not (isinstance(reason, ast.Constant) and isinstance(reason.value, str)
+            and _STATED.search(reason.value)):
+        return False
+    for n in ast.walk(mark.args[0]):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                and n.value.id == "torch":
+            return False  # `torch.cuda.is_available()`: read as it is
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               for n in ast.walk(mark.args[0]))
 
 
 def module_gate(tree) -> ast.stmt | None:

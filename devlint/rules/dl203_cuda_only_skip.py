@@ -9,7 +9,7 @@ from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.evidence.cuda_guard import GATE_NAME
 from devlint.rules._api_table import guard_body_edits
-from devlint.rules._guard_body import gate_opens_to_accelerator
+from devlint.rules._guard_body import gate_opens_to_accelerator, module_mark
 from devlint.evidence.capability_gate import stacked_reason
 from devlint.rules._device import note_exempt, skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -337,6 +337,18 @@ def _gated_body(facts, call):
     gate = w.statement if w is not None else None
     if gate is not None and gate not in facts.tree.body:
         return []  # a gate a helper builds (`return skipUnless(...)(test)`): its tests are elsewhere
+    if module_mark(facts, call):
+        # `pytestmark`: the bodies of the module's tests and of its classes' methods run only
+        # past it (what runs at import, a class body or a module constant, is its own finding)
+        out = []
+        for st in facts.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.extend(st.body)
+            elif isinstance(st, ast.ClassDef):
+                out.extend(s for m in st.body
+                           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           for s in m.body)
+        return out
     return [st for st in facts.tree.body if st is not gate]
 
 
