@@ -151,3 +151,10 @@ def test_a_per_test_setup_gate_does_not_cover_the_class_setup():
             "    def setUp(self):\n        if not torch.cuda.is_available():\n"
             "            self.skipTest('CUDA')\n\n    def test_a(self):\n    " + BODY)
     assert rows(text, code="DL103") == [7]
+
+
+def test_a_setup_that_returns_early_gates_nothing():
+    text = (HEAD + "class TestA(unittest.TestCase):\n    def setUp(self):\n"
+            "        if not torch.cuda.is_available():\n            return\n"
+            "        self.big = True\n\n    def test_a(self):\n    " + BODY)
+    assert rows(text, code="DL103") == last_body(text)

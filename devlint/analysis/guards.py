@@ -27,13 +27,6 @@ _SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setu
 _CLASS_SETUPS = frozenset({"setUpClass", "setup_class", "tearDownClass", "teardown_class"})
 
 
-class _Decorated:
-    """A stand-in holding one mark as a decorator list (`_module_gate` asks `_skip_gate`)."""
-
-    def __init__(self, decorators):
-        self.decorator_list = decorators
-
-
 def _called_name(call) -> str:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
@@ -260,7 +253,11 @@ class GuardTests:
         """The Reason of a decorator that skips the test (or class) unless CUDA is there:
         `@skipif(<false establishes CUDA>)`, `@skipUnless(<true establishes CUDA>)`,
         `@requires_cuda`-style gates."""
-        for d in stmt.decorator_list:
+        return self._gate_among(stmt.decorator_list)
+
+    def _gate_among(self, decorators):
+        """The Reason of the first of `decorators` (or marks) that is such a gate."""
+        for d in decorators:
             if isinstance(d, ast.Name) and d.id in self.bound_marks:
                 d = self.bound_marks[d.id]  # `@requires_hopper`, bound to a skip mark
             target = d.func if isinstance(d, ast.Call) else d
@@ -274,7 +271,7 @@ class GuardTests:
                                        or (name in SKIP_UNLESS and on_true)):
                     return guard_reason("gate", d, self.f.path)
         names = module_names(self.f.tree)
-        for d in stmt.decorator_list:
+        for d in decorators:
             # through the module's own names: a flag, a helper, a skip reason, a
             # parametrisation every value of which is gated (`devlint.evidence.capability`)
             if requiring_mark(d, names):
@@ -290,10 +287,9 @@ class GuardTests:
                     isinstance(t, ast.Name) and t.id == "pytestmark" for t in st.targets)):
                 continue
             marks = st.value.elts if isinstance(st.value, (ast.List, ast.Tuple)) else [st.value]
-            for m in marks:
-                why = self._skip_gate(_Decorated([m]))
-                if why is not None:
-                    return why
+            why = self._gate_among(marks)
+            if why is not None:
+                return why
         return None
 
     def _setup_gate(self, cls):
@@ -309,6 +305,8 @@ class GuardTests:
             where = Where(None, None, False, None, None, "function")
             for st in [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(
                     s.value, ast.Constant))][:3]:
+                if isinstance(st, ast.If) and st.body and isinstance(st.body[-1], ast.Return):
+                    continue  # a `return` ends the set-up, and the test still runs
                 after = self._after_exit_guard(st, where)
                 if getattr(after.guarded, "principle", None) == "cuda-guard":
                     return after.guarded, fn.name not in _CLASS_SETUPS
