@@ -158,3 +158,14 @@ def test_a_setup_that_returns_early_gates_nothing():
             "        if not torch.cuda.is_available():\n            return\n"
             "        self.big = True\n\n    def test_a(self):\n    " + BODY)
     assert rows(text, code="DL103") == last_body(text)
+
+
+def test_a_script_whose_entry_stops_unless_a_module_flag_holds():
+    script = ("import sys\nimport torch\n\n_IS_BW = torch.cuda.get_device_capability()[0] >= 10\n"
+              "_HAS_GPU = torch.accelerator.is_available()\n\n\n"
+              "def run():\n    x = torch.zeros(2, device='cuda')\n\n\n"
+              "def main():\n    if not _IS_BW:\n        sys.exit('needs Blackwell')\n"
+              "    run()\n\n\nif __name__ == '__main__':\n    main()\n")
+    assert rows(script, path="bench/bench_k.py", code="DL103") == []
+    generic = script.replace("if not _IS_BW:", "if not _HAS_GPU:")
+    assert rows(generic, path="bench/bench_k.py", code="DL103") == [9]
