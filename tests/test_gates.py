@@ -169,3 +169,11 @@ def test_a_script_whose_entry_stops_unless_a_module_flag_holds():
     assert rows(script, path="bench/bench_k.py", code="DL103") == []
     generic = script.replace("if not _IS_BW:", "if not _HAS_GPU:")
     assert rows(generic, path="bench/bench_k.py", code="DL103") == [9]
+
+
+def test_an_early_skip_unless_a_compute_capability():
+    text = (HEAD + "\n\ndef test_a():\n    if torch.cuda.get_device_capability()[0] < 10:\n"
+            "        pytest.skip('needs Blackwell')\n" + BODY +
+            "\n\ndef test_b():\n    if torch_version() < (2, 10):\n"
+            "        pytest.skip('needs torch 2.10')\n" + BODY)
+    assert rows(text, code="DL103") == last_body(text)

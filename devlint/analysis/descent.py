@@ -11,6 +11,7 @@ from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
 )
 from devlint.evidence import several_platforms
+from devlint.evidence.capability import met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
@@ -82,12 +83,15 @@ class Descent(GuardTests):
             where = self._after_exit_guard(stmt, where)
 
     def _after_exit_guard(self, stmt, where: Where) -> Where:
-        """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block."""
+        """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block; so does
+        `if get_device_capability()[0] < 10: pytest.skip(...)` (the rest runs only on such a
+        GPU: `devlint.evidence.capability`)."""
         polarity = 0
         kind = "exit"
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
-            polarity = 1 if self._sides(stmt.test)[1] else 0
+            polarity = 1 if self._sides(stmt.test)[1] or met_if_false(
+                stmt.test, module_names(self.f.tree)) else 0
         elif isinstance(stmt, ast.Assert):
             on_true, _, tensor = self._sides(stmt.test)
             # `assert t.is_cuda` is DL201's finding, not a platform guard
