@@ -21,7 +21,9 @@ mark>)` every value of which is gated, a helper that returns true only past a ca
 a skip-reason helper that returns a reason unless the capability is met (`def
 _quant_skip_reason(): if not is_sm_at_least_90(): return "needs SM90" ... return None`, then
 `QUANT_SKIP_REASON = _quant_skip_reason()` and `skipIf(QUANT_SKIP_REASON is not None)`).
-Names imported from other modules are not resolved (their gates are judged where defined).
+Names imported from other modules are not resolved (their gates are judged where defined),
+except that a skip mark on such a helper whose reason states the GPU generation it needs
+(`reason="requires SM100 (Blackwell) + CuteDSL"`) is read as the author states it.
 """
 from __future__ import annotations
 
