@@ -177,3 +177,16 @@ def test_an_early_skip_unless_a_compute_capability():
             "\n\ndef test_b():\n    if torch_version() < (2, 10):\n"
             "        pytest.skip('needs torch 2.10')\n" + BODY)
     assert rows(text, code="DL103") == last_body(text)
+
+
+def test_the_per_test_setup_of_a_class_whose_every_test_is_gated():
+    gate = "    @pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+    text = (HEAD + "class TestA:\n    def setup_method(self, method):\n"
+            "        self.x = torch.zeros(2, device='cuda')\n\n"
+            + gate + "    def test_a(self):\n        pass\n\n"
+            + gate + "    def test_b(self):\n        pass\n\n\n"
+            "class TestB:\n    def setup_method(self, method):\n"
+            "        self.x = torch.zeros(2, device='cuda')\n\n"
+            + gate + "    def test_a(self):\n        pass\n\n"
+            "    def test_b(self):\n        pass\n")
+    assert rows(text, code="DL103") == last_body(text)

@@ -136,7 +136,8 @@ class Descent(GuardTests):
                 # a gate in the set-up, or the module's `pytestmark`: the methods' bodies run
                 # only past it (the class body itself runs at import)
                 self.method_gates[id(stmt)] = self._setup_gate(stmt) or (
-                    self.module_gate if where.level in ("module", "class") else None)
+                    self.module_gate if where.level in ("module", "class") else None) \
+                    or self._all_tests_gate(stmt)
             self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
                                         None, "class"))
         elif isinstance(stmt, ast.If):

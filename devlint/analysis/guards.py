@@ -25,6 +25,7 @@ from devlint.evidence.sibling_platforms import GAP, sibling_reason
 # per-test set-up methods (unittest's and pytest's)
 _SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setup"})
 _CLASS_SETUPS = frozenset({"setUpClass", "setup_class", "tearDownClass", "teardown_class"})
+_TEST_SETUPS = frozenset({"setUp", "setup_method", "tearDown", "teardown_method"})
 
 
 def _called_name(call) -> str:
@@ -312,11 +313,23 @@ class GuardTests:
                     return after.guarded, fn.name not in _CLASS_SETUPS
         return None
 
+    def _all_tests_gate(self, cls):
+        """The Reason of a class every test of which has a skip gate that requires CUDA: its
+        per-test set-up and tear-down (`setUp`, `setup_method` ...) run only for a test that
+        runs (pytest and unittest skip before them); the gate of its first test."""
+        tests = [fn for fn in cls.body if isinstance(fn, _FUNCS) and fn.name.startswith("test")]
+        gates = [self._skip_gate(fn) for fn in tests]
+        if not gates or not all(gates):
+            return None
+        return gates[0], "setups"
+
     def _method_gate(self, cls, name):
         """The Reason gating the body of the method `name` of `cls` (`method_gates`)."""
         gate = self.method_gates.get(id(cls))
         if isinstance(gate, tuple):  # a set-up's gate: not over the class-level set-up
             gate, per_test = gate
+            if per_test == "setups":  # every test gated: only the per-test set-up
+                return gate if name in _TEST_SETUPS else None
             if per_test and name in _CLASS_SETUPS:
                 return None
         return gate
