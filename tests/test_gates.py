@@ -190,3 +190,12 @@ def test_the_per_test_setup_of_a_class_whose_every_test_is_gated():
             + gate + "    def test_a(self):\n        pass\n\n"
             "    def test_b(self):\n        pass\n")
     assert rows(text, code="DL103") == last_body(text)
+
+
+def test_a_function_called_at_import_is_not_under_the_module_gate():
+    text = (HEAD + "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), "
+            "reason='CUDA')\n\n\ndef configs():\n    return [torch.zeros(2, device='cuda')]\n\n\n"
+            "@pytest.mark.parametrize('x', configs())\ndef test_a(x):\n    pass\n")
+    assert rows(text, code="DL103") == last_body(text)
+    fixed = devlint.fix_source(text, path="tests/test_k.py", unsafe=True)[0]
+    assert "torch.accelerator.is_available()" in fixed

@@ -11,7 +11,7 @@ from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
 )
 from devlint.evidence import several_platforms
-from devlint.evidence.capability import met_if_false, module_names
+from devlint.evidence.capability import called_at_import, met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
@@ -123,7 +123,8 @@ class Descent(GuardTests):
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
             gate = self._skip_gate(stmt) or (
-                self.module_gate if where.level == "module" else
+                (self.module_gate if stmt.name not in called_at_import(self.f.tree) else None)
+                if where.level == "module" else
                 self._method_gate(where.klass, stmt.name) if where.level == "class" else None)
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")

@@ -22,7 +22,7 @@ from devlint.evidence.platform_ladder import (
 from devlint.evidence.sibling_platforms import GAP, sibling_reason
 
 
-# per-test set-up methods (unittest's and pytest's)
+# set-up methods (unittest's and pytest's): per test, and per class
 _SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setup"})
 _CLASS_SETUPS = frozenset({"setUpClass", "setup_class", "tearDownClass", "teardown_class"})
 _TEST_SETUPS = frozenset({"setUp", "setup_method", "tearDown", "teardown_method"})

@@ -114,6 +114,34 @@ def module_names(tree) -> ModuleNames:
     return names
 
 
+def called_at_import(tree) -> frozenset:
+    """The names a module calls while it is imported (in its top-level statements, class
+    bodies, decorators and defaults, not inside its functions): such a function runs at
+    collection, whatever skips the tests (`@parametrize("cfg", get_configs())`)."""
+    cached = getattr(tree, "_devlint_import_calls", None)
+    if cached is not None:
+        return cached
+    out = set()
+    stack = list(getattr(tree, "body", ()))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (*_FUNC_DEFS, ast.Lambda)):
+            if not isinstance(n, ast.Lambda):
+                stack.extend(n.decorator_list)
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            out.add(n.func.id)
+        stack.extend(ast.iter_child_nodes(n))
+    out = frozenset(out)
+    try:
+        tree._devlint_import_calls = out
+    except AttributeError:
+        pass
+    return out
+
+
 def _docless(body) -> list:
     return [st for st in body if not (isinstance(st, ast.Expr)
                                       and isinstance(st.value, ast.Constant))]

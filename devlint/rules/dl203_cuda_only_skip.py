@@ -10,6 +10,7 @@ from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.evidence.cuda_guard import GATE_NAME
 from devlint.rules._api_table import guard_body_edits
 from devlint.rules._guard_body import gate_opens_to_accelerator, module_mark
+from devlint.evidence.capability import called_at_import
 from devlint.evidence.capability_gate import stacked_reason
 from devlint.rules._device import note_exempt, skipped
 from devlint.rules.base import Invalid, Rule, Valid
@@ -341,9 +342,11 @@ def _gated_body(facts, call):
         # `pytestmark`: the bodies of the module's tests and of its classes' methods run only
         # past it (what runs at import, a class body or a module constant, is its own finding)
         out = []
+        at_import = called_at_import(facts.tree)  # run at collection, skipped or not
         for st in facts.tree.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.extend(st.body)
+                if st.name not in at_import:
+                    out.extend(st.body)
             elif isinstance(st, ast.ClassDef):
                 out.extend(s for m in st.body
                            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
