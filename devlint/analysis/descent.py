@@ -11,6 +11,7 @@ from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
 )
 from devlint.evidence import several_platforms
+from devlint.evidence.capability import called_at_import, met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
@@ -41,6 +42,8 @@ class Descent(GuardTests):
         self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
+        self.module_gate = None  # the Reason of a `pytestmark` that requires CUDA
+        self.method_gates: dict = {}  # id(class) -> the Reason gating its methods' bodies
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -54,6 +57,7 @@ class Descent(GuardTests):
         self._query_aliases(body)
         self._cuda_helpers(body)
         self._bound_marks(body)
+        self.module_gate = self._module_gate(body)
         self.block(body, Where(None, None, False, None, None, "module"))
 
     def block(self, body, where: Where):
@@ -79,12 +83,15 @@ class Descent(GuardTests):
             where = self._after_exit_guard(stmt, where)
 
     def _after_exit_guard(self, stmt, where: Where) -> Where:
-        """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block."""
+        """`if not <cuda>: return` and `assert <cuda>` guard the rest of the block; so does
+        `if get_device_capability()[0] < 10: pytest.skip(...)` (the rest runs only on such a
+        GPU: `devlint.evidence.capability`)."""
         polarity = 0
         kind = "exit"
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
-            polarity = 1 if self._sides(stmt.test)[1] else 0
+            polarity = 1 if self._sides(stmt.test)[1] or met_if_false(
+                stmt.test, module_names(self.f.tree)) else 0
         elif isinstance(stmt, ast.Assert):
             on_true, _, tensor = self._sides(stmt.test)
             # `assert t.is_cuda` is DL201's finding, not a platform guard
@@ -115,7 +122,10 @@ class Descent(GuardTests):
             self.arguments(stmt.args, stmt, here)
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
-            gate = self._skip_gate(stmt)
+            gate = self._skip_gate(stmt) or (
+                (self.module_gate if stmt.name not in called_at_import(self.f.tree) else None)
+                if where.level == "module" else
+                self._method_gate(where.klass, stmt.name) if where.level == "class" else None)
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)
@@ -123,6 +133,12 @@ class Descent(GuardTests):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
             gate = self._skip_gate(stmt)
+            if gate is None:
+                # a gate in the set-up, or the module's `pytestmark`: the methods' bodies run
+                # only past it (the class body itself runs at import)
+                self.method_gates[id(stmt)] = self._setup_gate(stmt) or (
+                    self.module_gate if where.level in ("module", "class") else None) \
+                    or self._all_tests_gate(stmt)
             self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
                                         None, "class"))
         elif isinstance(stmt, ast.If):

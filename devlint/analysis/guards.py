@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
+from devlint.evidence.capability import module_names, requiring_mark
 from devlint.evidence.capability_gate import capability_reason
 from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
@@ -19,6 +20,12 @@ from devlint.evidence.platform_ladder import (
     other_accelerator_test,
 )
 from devlint.evidence.sibling_platforms import GAP, sibling_reason
+
+
+# set-up methods (unittest's and pytest's): per test, and per class
+_SETUPS = frozenset({"setUp", "setup_method", "setUpClass", "setup_class", "setup"})
+_CLASS_SETUPS = frozenset({"setUpClass", "setup_class", "tearDownClass", "teardown_class"})
+_TEST_SETUPS = frozenset({"setUp", "setup_method", "tearDown", "teardown_method"})
 
 
 def _called_name(call) -> str:
@@ -148,7 +155,11 @@ class GuardTests:
             return True
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             q = self.f.qualname(stmt.value.func) or ""
-            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest")
+            func = stmt.value.func
+            # `self.skipTest(...)`: unittest's skip from inside the test
+            return q in ("pytest.skip", "pytest.exit", "sys.exit", "unittest.SkipTest") or (
+                isinstance(func, ast.Attribute) and func.attr == "skipTest"
+                and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
         return False
 
     def cuda_test(self, test) -> tuple[int, ast.expr | None]:
@@ -243,7 +254,11 @@ class GuardTests:
         """The Reason of a decorator that skips the test (or class) unless CUDA is there:
         `@skipif(<false establishes CUDA>)`, `@skipUnless(<true establishes CUDA>)`,
         `@requires_cuda`-style gates."""
-        for d in stmt.decorator_list:
+        return self._gate_among(stmt.decorator_list)
+
+    def _gate_among(self, decorators):
+        """The Reason of the first of `decorators` (or marks) that is such a gate."""
+        for d in decorators:
             if isinstance(d, ast.Name) and d.id in self.bound_marks:
                 d = self.bound_marks[d.id]  # `@requires_hopper`, bound to a skip mark
             target = d.func if isinstance(d, ast.Call) else d
@@ -256,7 +271,68 @@ class GuardTests:
                 if tensor is None and ((name in SKIP_IF and on_false)
                                        or (name in SKIP_UNLESS and on_true)):
                     return guard_reason("gate", d, self.f.path)
+        names = module_names(self.f.tree)
+        for d in decorators:
+            # through the module's own names: a flag, a helper, a skip reason, a
+            # parametrisation every value of which is gated (`devlint.evidence.capability`)
+            if requiring_mark(d, names):
+                return guard_reason("gate", d, self.f.path)
         return None
+
+    def _module_gate(self, body):
+        """The Reason of a module-level `pytestmark` that skips every test of the module unless
+        CUDA is there (a mark as `_skip_gate` takes it, or one of a list of marks): the bodies
+        of the module's tests and classes run only past it, as a decorated test's do."""
+        for st in body:
+            if not (isinstance(st, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "pytestmark" for t in st.targets)):
+                continue
+            marks = st.value.elts if isinstance(st.value, (ast.List, ast.Tuple)) else [st.value]
+            why = self._gate_among(marks)
+            if why is not None:
+                return why
+        return None
+
+    def _setup_gate(self, cls):
+        """The Reason of a class whose set-up skips unless CUDA is there (`def setUp(self): if
+        not torch.cuda.is_available(): self.skipTest(...)`, `def setup_method(self):
+        _require_cuda()`): each test runs only past it. (The Reason, and whether the set-up is
+        the per-test one, which does not gate the class-level set-up.)"""
+        from devlint.analysis.model import Where
+
+        for fn in cls.body:
+            if not (isinstance(fn, _FUNCS) and fn.name in _SETUPS):
+                continue
+            where = Where(None, None, False, None, None, "function")
+            for st in [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(
+                    s.value, ast.Constant))][:3]:
+                if isinstance(st, ast.If) and st.body and isinstance(st.body[-1], ast.Return):
+                    continue  # a `return` ends the set-up, and the test still runs
+                after = self._after_exit_guard(st, where)
+                if getattr(after.guarded, "principle", None) == "cuda-guard":
+                    return after.guarded, fn.name not in _CLASS_SETUPS
+        return None
+
+    def _all_tests_gate(self, cls):
+        """The Reason of a class every test of which has a skip gate that requires CUDA: its
+        per-test set-up and tear-down (`setUp`, `setup_method` ...) run only for a test that
+        runs (pytest and unittest skip before them); the gate of its first test."""
+        tests = [fn for fn in cls.body if isinstance(fn, _FUNCS) and fn.name.startswith("test")]
+        gates = [self._skip_gate(fn) for fn in tests]
+        if not gates or not all(gates):
+            return None
+        return gates[0], "setups"
+
+    def _method_gate(self, cls, name):
+        """The Reason gating the body of the method `name` of `cls` (`method_gates`)."""
+        gate = self.method_gates.get(id(cls))
+        if isinstance(gate, tuple):  # a set-up's gate: not over the class-level set-up
+            gate, per_test = gate
+            if per_test == "setups":  # every test gated: only the per-test set-up
+                return gate if name in _TEST_SETUPS else None
+            if per_test and name in _CLASS_SETUPS:
+                return None
+        return gate
 
     def _bound_marks(self, body):
         """Skip marks bound to a name at module level (`requires_hopper =

@@ -11,6 +11,19 @@ AMD architectures count too (`is_sm_at_least_89() or is_MI300()`): ROCm's torch 
 Limits: the gate must *require* the capability (`torch.cuda.is_available() and not
 is_sm_at_least_89()` skips only old CUDA GPUs and runs everywhere else); a capability query
 that merely picks a kernel inside generic code exempts nothing here.
+
+Names are resolved through the module's own top-level statements (`ModuleNames`, static, one
+pass in order): a flag assigned from a capability test (`_IS_BLACKWELL = torch.cuda.
+get_device_properties(0).major >= 10`), a skip mark bound to a name (`requires_hopper =
+pytest.mark.skipif(...)`, `_skip_no_triton`), a list of `pytest.param(..., marks=<such a
+mark>)` every value of which is gated, a helper that returns true only past a capability test
+(`def _is_fp8_sdpa_available(): if get_device_capability() != (9, 0): return False ...`), and
+a skip-reason helper that returns a reason unless the capability is met (`def
+_quant_skip_reason(): if not is_sm_at_least_90(): return "needs SM90" ... return None`, then
+`QUANT_SKIP_REASON = _quant_skip_reason()` and `skipIf(QUANT_SKIP_REASON is not None)`).
+Names imported from other modules are not resolved (their gates are judged where defined),
+except that a skip mark on such a helper whose reason states the GPU generation it needs
+(`reason="requires SM100 (Blackwell) + CuteDSL"`) is read as the author states it.
 """
 from __future__ import annotations
 
@@ -36,6 +49,167 @@ def _is_capability_call(node) -> bool:
     return isinstance(node, ast.Call) and bool(_CAPABILITY.search(_name(node.func)))
 
 
+def _capability_value(node) -> bool:
+    """A capability query's value, or a part of it: `get_device_capability()`,
+    `get_device_capability()[0]`, `get_device_properties(0).major`."""
+    if isinstance(node, ast.Attribute) and node.attr in ("major", "minor") \
+            and isinstance(node.value, ast.Call) \
+            and _name(node.value.func) == "get_device_properties":
+        return True
+    while isinstance(node, (ast.Subscript, ast.Attribute)) and not _is_capability_call(node):
+        node = node.value
+    return _is_capability_call(node)
+
+
+class ModuleNames:
+    """What a module's own top-level names say about a compute capability (see the module
+    docstring): `flags` (true only with it), `marks` (name -> a requiring skip mark),
+    `params` (lists of parameters all gated by one), `helpers` (functions true only with
+    it), `reason_funcs` and `reasons` (a skip reason that is None only with it)."""
+
+    def __init__(self):
+        self.flags: set = set()
+        self.marks: dict = {}
+        self.params: set = set()
+        self.helpers: set = set()
+        self.reason_funcs: set = set()
+        self.reasons: set = set()
+
+
+_FUNC_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def module_names(tree) -> ModuleNames:
+    """The `ModuleNames` of a module (computed once per tree)."""
+    cached = getattr(tree, "_devlint_capability_names", None)
+    if cached is not None:
+        return cached
+    names = ModuleNames()
+    for st in getattr(tree, "body", ()):
+        if isinstance(st, _FUNC_DEFS):
+            if _true_only_if_met(st.body, names):
+                names.helpers.add(st.name)
+            elif _reason_unless_met(st.body, names):
+                names.reason_funcs.add(st.name)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            name, value = targets[0].id, st.value
+            if isinstance(value, ast.Call) and _name(value.func) in _SKIP_IF | _SKIP_UNLESS:
+                if requiring_mark(value, names):
+                    names.marks[name] = value
+            elif isinstance(value, (ast.List, ast.Tuple)):
+                if _all_params_gated(value, names):
+                    names.params.add(name)
+            elif met_if_true(value, names):
+                names.flags.add(name)
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                    and value.func.id in names.reason_funcs:
+                names.reasons.add(name)
+    try:
+        tree._devlint_capability_names = names
+    except AttributeError:
+        pass
+    return names
+
+
+def called_at_import(tree) -> frozenset:
+    """The names a module calls while it is imported (in its top-level statements, class
+    bodies, decorators and defaults, not inside its functions): such a function runs at
+    collection, whatever skips the tests (`@parametrize("cfg", get_configs())`)."""
+    cached = getattr(tree, "_devlint_import_calls", None)
+    if cached is not None:
+        return cached
+    out = set()
+    stack = list(getattr(tree, "body", ()))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (*_FUNC_DEFS, ast.Lambda)):
+            if not isinstance(n, ast.Lambda):
+                stack.extend(n.decorator_list)
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            out.add(n.func.id)
+        stack.extend(ast.iter_child_nodes(n))
+    out = frozenset(out)
+    try:
+        tree._devlint_import_calls = out
+    except AttributeError:
+        pass
+    return out
+
+
+def _docless(body) -> list:
+    return [st for st in body if not (isinstance(st, ast.Expr)
+                                      and isinstance(st.value, ast.Constant))]
+
+
+def _falsy(node) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and not node.value)
+
+
+def _true_only_if_met(body, names) -> bool:
+    """A function body that returns a false value unless the capability is met: its leading
+    statements are `if <cond>: return False` (or None) exits, one of them on the capability
+    not met, before any other return; or a `return <capability test>`."""
+    for st in _docless(body):
+        if isinstance(st, ast.If) and not st.orelse and st.body \
+                and isinstance(st.body[-1], ast.Return) and _falsy(st.body[-1].value):
+            if met_if_false(st.test, names):
+                return True
+            continue
+        if isinstance(st, ast.Return):
+            return st.value is not None and met_if_true(st.value, names)
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)):
+            continue
+        return False
+    return False
+
+
+def _reason_unless_met(body, names) -> bool:
+    """A function body that returns a skip reason (a string) unless the capability is met:
+    leading `if <cond>: return "<why>"` exits (or `if r := <such a helper>(): return r`), one
+    of them on the capability not met, before any other return."""
+    for st in _docless(body):
+        if isinstance(st, ast.If) and not st.orelse and st.body \
+                and isinstance(st.body[-1], ast.Return) and not _falsy(st.body[-1].value):
+            test = st.test.value if isinstance(st.test, ast.NamedExpr) else st.test
+            if met_if_false(test, names) or (
+                    isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+                    and test.func.id in names.reason_funcs):
+                return True
+            continue
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)):
+            continue
+        return False
+    return False
+
+
+def _all_params_gated(values, names) -> bool:
+    """Every value of a parametrisation list is a `pytest.param(..., marks=<requiring>)`."""
+    if not values.elts:
+        return False
+    for v in values.elts:
+        if not (isinstance(v, ast.Call) and _name(v.func) == "param"):
+            return False
+        marks = next((k.value for k in v.keywords if k.arg == "marks"), None)
+        if marks is None or not requiring_mark(marks, names):
+            return False
+    return True
+
+
+def _is_reason_name(node, names) -> bool:
+    return names is not None and isinstance(node, ast.Name) and node.id in names.reasons
+
+
+def _reason_call(node, names) -> bool:
+    return names is not None and isinstance(node, ast.Call) \
+        and isinstance(node.func, ast.Name) and node.func.id in names.reason_funcs
+
+
 def _is_build(node, which=("cuda",)) -> bool:
     """`torch.version.cuda` (`torch_version.cuda`, `version.hip` with which=("hip",))."""
     if not (isinstance(node, ast.Attribute) and node.attr in which):
@@ -49,68 +223,124 @@ def _is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-def met_if_true(x) -> bool:
-    """`x` true implies the capability (or a CUDA build, `torch.version.cuda`) is met."""
+def met_if_true(x, names: ModuleNames | None = None) -> bool:
+    """`x` true implies the capability (or a CUDA build, `torch.version.cuda`) is met;
+    `names` resolves the module's own flags, helpers and skip reasons."""
     if _is_capability_call(x) or _is_build(x):
         return True
+    if names is not None:
+        if isinstance(x, ast.Name) and x.id in names.flags:
+            return True
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in names.helpers:
+            return True
+        if isinstance(x, ast.Compare) and len(x.ops) == 1 and isinstance(x.ops[0], ast.Is) \
+                and _is_none(x.comparators[0]) and (_is_reason_name(x.left, names)
+                                                    or _reason_call(x.left, names)):
+            return True  # `SKIP_REASON is None`
     if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_build(x.left) \
             and isinstance(x.ops[0], ast.IsNot) and _is_none(x.comparators[0]):
         return True
     if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not):
-        return met_if_false(x.operand)
+        return met_if_false(x.operand, names)
     if isinstance(x, ast.BoolOp):
         if isinstance(x.op, ast.And):
-            return any(met_if_true(v) for v in x.values)
-        return all(met_if_true(v) for v in x.values)
-    if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_capability_call(x.left):
+            return any(met_if_true(v, names) for v in x.values)
+        return all(met_if_true(v, names) for v in x.values)
+    if isinstance(x, ast.Compare) and len(x.ops) == 1 and _capability_value(x.left):
         return isinstance(x.ops[0], (ast.GtE, ast.Gt, ast.Eq, ast.In))
     return False
 
 
-def met_if_false(x) -> bool:
+def met_if_false(x, names: ModuleNames | None = None) -> bool:
     """`x` false implies the capability is met (a skip condition that requires it)."""
     if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_build(x.left) \
             and isinstance(x.ops[0], ast.Is) and _is_none(x.comparators[0]):
         return True
+    if _is_reason_name(x, names) or _reason_call(x, names):
+        return True  # `skipIf(SKIP_REASON, SKIP_REASON)`: a reason unless met
+    if isinstance(x, ast.Call) and _name(x.func) == "bool" and len(x.args) == 1 \
+            and (_is_reason_name(x.args[0], names) or _reason_call(x.args[0], names)):
+        return True
+    if isinstance(x, ast.Compare) and len(x.ops) == 1 and isinstance(x.ops[0], ast.IsNot) \
+            and _is_none(x.comparators[0]) and (_is_reason_name(x.left, names)
+                                                or _reason_call(x.left, names)):
+        return True  # `SKIP_REASON is not None`
     if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not):
-        return met_if_true(x.operand)
+        return met_if_true(x.operand, names)
     if isinstance(x, ast.BoolOp):
         if isinstance(x.op, ast.Or):
-            return any(met_if_false(v) for v in x.values)
-        return all(met_if_false(v) for v in x.values)
-    if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_capability_call(x.left):
+            return any(met_if_false(v, names) for v in x.values)
+        return all(met_if_false(v, names) for v in x.values)
+    if isinstance(x, ast.Compare) and len(x.ops) == 1 and _capability_value(x.left):
         return isinstance(x.ops[0], (ast.Lt, ast.LtE, ast.NotEq, ast.NotIn))
     return False
 
 
-def requiring_mark(mark) -> bool:
+def requiring_mark(mark, names: ModuleNames | None = None) -> bool:
     """A skip mark or decorator that requires a compute capability: `skipif(<not cap>)`,
-    `skipIf(...)`, `skipUnless(<cap>)`; a list of marks when one of them does."""
+    `skipIf(...)`, `skipUnless(<cap>)`; a list of marks when one of them does; with `names`,
+    a mark bound to a name and a `parametrize` whose every value carries such a mark."""
     if isinstance(mark, (ast.List, ast.Tuple)):
-        return any(requiring_mark(m) for m in mark.elts)
+        return any(requiring_mark(m, names) for m in mark.elts)
+    if names is not None and isinstance(mark, ast.Name) and mark.id in names.marks:
+        return True
     if not isinstance(mark, ast.Call) or not mark.args:
         return False
     name = _name(mark.func)
+    if name in _SKIP_IF | _SKIP_UNLESS and _stated_capability(mark):
+        return True
     if name in _SKIP_IF:
-        return met_if_false(mark.args[0])
+        return met_if_false(mark.args[0], names)
     if name in _SKIP_UNLESS:
-        return met_if_true(mark.args[0])
+        return met_if_true(mark.args[0], names)
+    if name == "parametrize" and names is not None and len(mark.args) > 1:
+        values = mark.args[1]
+        return (isinstance(values, ast.Name) and values.id in names.params) or (
+            isinstance(values, (ast.List, ast.Tuple)) and _all_params_gated(values, names))
     return False
+
+
+# a skip reason that states an NVIDIA GPU generation or compute capability
+_STATED = re.compile(r"(?i)\b(?:requires?|needs?|only (?:on|for)|supported only on)\b[^.;]{0,40}?"
+                     r"(?:\bsm[_ ]?\d{2,3}\+?(?!\w)|\bsm\s*>=?\s*\d+|hopper|blackwell|"
+                     r"compute capability|\b[hb]\d{3}\b)")
+
+
+def _stated_capability(mark) -> bool:
+    """A skip mark on a helper the module does not define (`skipif(not
+    cutedsl_kernels_available(), reason="requires SM100 (Blackwell) + CuteDSL")`) whose reason
+    states that the test requires a given NVIDIA GPU generation: the author says what the
+    helper checks. Limits: only a condition that calls such a helper (not torch's own queries,
+    which are read as they are) and a reason that states a requirement (`requires`, `needs`)."""
+    reason = next((k.value for k in mark.keywords if k.arg in ("reason", "msg")), None)
+    if reason is None and len(mark.args) > 1:
+        reason = mark.args[1]
+    if not (isinstance(reason, ast.Constant) and isinstance(reason.value, str)
+            and _STATED.search(reason.value)):
+        return False
+    for n in ast.walk(mark.args[0]):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                and n.value.id == "torch":
+            return False  # `torch.cuda.is_available()`: read as it is
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               for n in ast.walk(mark.args[0]))
 
 
 def module_gate(tree) -> ast.stmt | None:
     """The module-level statement that skips the whole module unless a compute capability is
     met: `pytestmark = <requiring mark>`, or `if <cond>: pytest.skip(..., allow_module_level=
-    True)` (or `raise unittest.SkipTest`) with `cond` false only on such a GPU."""
+    True)` (or `raise unittest.SkipTest`) with `cond` false only on such a GPU (the module's
+    own names resolved: `ModuleNames`)."""
+    names = module_names(tree)
     for st in tree.body:
         if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                               for t in st.targets):
-            if requiring_mark(st.value):
+            if requiring_mark(st.value, names):
                 return st
         elif isinstance(st, ast.If) and not st.orelse and st.body and _skips_module(st.body[-1]) \
-                and met_if_false(st.test):
+                and met_if_false(st.test, names):
             return st
-        elif isinstance(st, ast.Assert) and met_if_true(st.test):
+        elif isinstance(st, ast.Assert) and met_if_true(st.test, names):
             return st  # `assert torch.version.cuda is not None`: it does not import elsewhere
     return None
 

@@ -8,7 +8,8 @@ Evidence: the gate, file:line: among the first statements of the `__main__` bloc
 module-level function that block always calls, or of a module-level function that one always
 calls, an `if <capability not met>: raise / return / sys.exit / pytest.skip`, or an
 `assert <capability>`; the capability is an NVIDIA compute capability or an AMD architecture
-(`devlint.evidence.capability`).
+(`devlint.evidence.capability`), also through the module's own flags and helpers
+(`_IS_BLACKWELL = get_device_capability()[0] >= 10`, `def _is_sm100(): ...`).
 Limits: a gate on `torch.cuda.is_available()` alone asks "is there a GPU?" and exempts
 nothing; a call under `if`/`try` is one path among others; a module without a `__main__`
 block is a library, whose functions are judged one by one (an early exit guards the rest of
@@ -19,21 +20,22 @@ from __future__ import annotations
 import ast
 
 from devlint.evidence import Reason
-from devlint.evidence.capability import _skips_module, met_if_false, met_if_true
+from devlint.evidence.capability import _skips_module, met_if_false, met_if_true, module_names
 
 _P = "entry-gate"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LEADING = 6  # how many leading statements a gate may follow (argument parsing, a print)
 
 
-def _gate(body) -> ast.stmt | None:
+def _gate(body, names=None) -> ast.stmt | None:
     stmts = [st for st in body if not (isinstance(st, ast.Expr)
                                        and isinstance(st.value, ast.Constant))]
     for st in stmts[:_LEADING]:
-        if isinstance(st, ast.If) and not st.orelse and st.body and met_if_false(st.test) \
+        if isinstance(st, ast.If) and not st.orelse and st.body \
+                and met_if_false(st.test, names) \
                 and (_skips_module(st.body[-1]) or isinstance(st.body[-1], ast.Return)):
             return st
-        if isinstance(st, ast.Assert) and met_if_true(st.test):
+        if isinstance(st, ast.Assert) and met_if_true(st.test, names):
             return st
     return None
 
@@ -71,8 +73,9 @@ def entry_gate_reason(tree: ast.Module, text: str, path: str | None) -> Reason |
     if not mains:
         return None
     defs = {st.name: st for st in tree.body if isinstance(st, _FUNCS)}
+    names = module_names(tree)  # the module's own flags and helpers
     for block in mains:
-        gate = _gate(block.body)
+        gate = _gate(block.body, names)
         if gate is None:
             seen = set()
             for fn in _called(block.body, defs):
@@ -80,7 +83,7 @@ def entry_gate_reason(tree: ast.Module, text: str, path: str | None) -> Reason |
                     if g.name in seen:
                         continue
                     seen.add(g.name)
-                    gate = _gate(g.body)
+                    gate = _gate(g.body, names)
                     if gate is not None:
                         break
                 if gate is not None:

@@ -180,14 +180,25 @@ def gate_opens_to_accelerator(facts, gate, name) -> bool:
     """The skip gate `gate` (`skipIf(cond)` / `skipUnless(cond)`, `name` its function) on a
     test function lets the test run only where an accelerator is available once its queries
     are the accelerator's: `skipIf(not torch.cuda.is_available())`, `skipIf(torch.cuda.
-    device_count() < 2)`, `skipUnless(torch.cuda.is_available())`. Only a decorated function:
-    a class's body (and a module's, under `pytestmark`) runs at import, skipped or not."""
+    device_count() < 2)`, `skipUnless(torch.cuda.is_available())`. Only a decorated function,
+    or the module's `pytestmark` (for the bodies of its tests: DL203's gated body): a class's
+    body runs at import, skipped or not."""
     par = facts.get_parent(gate)
     if not (isinstance(par, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and any(d is gate for d in par.decorator_list)) or not gate.args:
+            and any(d is gate for d in par.decorator_list) or module_mark(facts, gate)) \
+            or not gate.args:
         return False
     cond = gate.args[0]
     return _runs_with(cond) if name == "skipUnless" else _skips_without(cond)
+
+
+def module_mark(facts, mark) -> bool:
+    """`mark` is the module's `pytestmark` (or one mark of its list)."""
+    par = facts.get_parent(mark)
+    if isinstance(par, (ast.List, ast.Tuple)):
+        par = facts.get_parent(par)
+    return isinstance(par, ast.Assign) and par in facts.tree.body and any(
+        isinstance(t, ast.Name) and t.id == "pytestmark" for t in par.targets)
 
 
 def _query(node, what) -> bool:

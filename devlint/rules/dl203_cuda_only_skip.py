@@ -9,8 +9,10 @@ from devlint.analysis.fixkit import make_fix
 from devlint.profiles.torch_api import best_entry, entries_by_name
 from devlint.evidence.cuda_guard import GATE_NAME
 from devlint.rules._api_table import guard_body_edits
-from devlint.rules._guard_body import gate_opens_to_accelerator
-from devlint.rules._device import skipped
+from devlint.rules._guard_body import gate_opens_to_accelerator, module_mark
+from devlint.evidence.capability import called_at_import
+from devlint.evidence.capability_gate import stacked_reason
+from devlint.rules._device import note_exempt, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
 _GATE_NAME = GATE_NAME  # the gates whose tests' bodies are CUDA's (evidence.cuda_guard)
@@ -65,7 +67,8 @@ class CudaOnlySkip(Rule):
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
     exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
-                 "test-double", "only-called-on-cuda", "cuda-kernel-source", "entry-gate")
+                 "test-double", "only-called-on-cuda", "cuda-kernel-source", "entry-gate",
+                 "capability-gate")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
@@ -94,6 +97,16 @@ class CudaOnlySkip(Rule):
         # a capability gate skips only older CUDA GPUs
         Valid("import unittest, torch\n@unittest.skipIf(torch.cuda.is_available() and not "
               "is_sm_at_least_89(), 'sm89')\ndef test_x():\n    pass\n"),
+        # stacked with a gate that requires a compute capability: the test needs an SM90+ GPU
+        Valid("import torch, unittest\n@unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
+              "@unittest.skipIf(not is_sm_at_least_90(), 'sm90')\ndef test_x():\n    pass\n"),
+        # ... a mark bound to a name, or the gate of the enclosing class
+        Valid("import pytest, torch\n_sm100 = pytest.mark.skipif(not is_sm_at_least_100(), "
+              "reason='sm100')\n\n\n@_sm100\n@pytest.mark.skipif(not torch.cuda.is_available(), "
+              "reason='CUDA')\ndef test_x():\n    pass\n"),
+        Valid("import torch, unittest\n\n\n@unittest.skipIf(not is_sm_at_least_90(), 'sm90')\n"
+              "class T(unittest.TestCase):\n    @unittest.skipIf(torch.cuda.device_count() < 2, '2')\n"
+              "    def test_x(self):\n        pass\n"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
@@ -134,6 +147,11 @@ class CudaOnlySkip(Rule):
         # ... not a gated class: its body runs at import, skipped or not
         Invalid("import torch\nimport unittest\n\n\n@unittest.skipIf(not torch.cuda.is_available(), "
                 "'GPU')\nclass T(unittest.TestCase):\n    device = 'cuda'\n", None),
+        # limit: a capability check inside the test's body is no gate beside it
+        Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), "
+                "reason='gpu')\ndef test_x():\n    if not is_sm_at_least_90():\n        pytest.skip('sm90')\n",
+                "import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.accelerator.is_available(), "
+                "reason='gpu')\ndef test_x():\n    if not is_sm_at_least_90():\n        pytest.skip('sm90')\n"),
         # limit: a CUDA-named gate with no generic twin next to it
         Invalid("import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
                 "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n",
@@ -160,6 +178,10 @@ class CudaOnlySkip(Rule):
             if (refs and all(_guarded(facts, n) for n, _ in refs)) \
                     or skipped(facts, call, api=True, guards=False):
                 continue  # each query a guarded one, or the gate is exempt as a whole
+            stacked = stacked_reason(call, facts.tree, facts.get_parent, facts.path)
+            if stacked is not None:
+                note_exempt(facts, call, stacked)
+                continue
             edits = []
             fixable = True
             for cmp, op in compares:
@@ -316,6 +338,20 @@ def _gated_body(facts, call):
     gate = w.statement if w is not None else None
     if gate is not None and gate not in facts.tree.body:
         return []  # a gate a helper builds (`return skipUnless(...)(test)`): its tests are elsewhere
+    if module_mark(facts, call):
+        # `pytestmark`: the bodies of the module's tests and of its classes' methods run only
+        # past it (what runs at import, a class body or a module constant, is its own finding)
+        out = []
+        at_import = called_at_import(facts.tree)  # run at collection, skipped or not
+        for st in facts.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if st.name not in at_import:
+                    out.extend(st.body)
+            elif isinstance(st, ast.ClassDef):
+                out.extend(s for m in st.body
+                           if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           for s in m.body)
+        return out
     return [st for st in facts.tree.body if st is not gate]
 
 
