@@ -109,3 +109,33 @@ def test_comments_by_statement_match_the_whole_file():
         assert comments(text, tree) == comments(text)
     # the edge cases do find comments (the comparison is not between two empty lists)
     assert all(comments(text, ast.parse(text)) for text in EDGE_CASES)
+
+
+KERNEL_CASES = [
+    'load_inline(name="k", cpp_sources=[s], cuda_sources=[src])\n',
+    'def f():\n    return load(name="k", sources=["a.cpp", "k.cu"])\n',
+    'def g():\n    x = [1]\n    return jit(cuda_files=[p], flags=["-O3"])\n',
+    'def h():\n    return build(f"{root}/norm.cuh")\n',
+    'class K:\n    def m(self):\n        return load(sources=["kern.cu  "])\n',
+    'def d():\n    """see kernel.cu"""\n    return 1\n',
+    'def n():\n    return load(sources=["a .cu"])\n',
+    'class M(Base, cuda_srcs=1):\n    pass\n',
+]
+
+
+def test_kernel_build_gate_never_hides_a_build():
+    """`cuda_kernel_source._may_build` (one walk of a statement) holds wherever the search it
+    spares (`build_call` on every node of the statement) finds a build: the results of
+    `module_reason` and `builders` are those of the search without the gate."""
+    from devlint.evidence import cuda_kernel_source as k
+
+    for text in SOURCES + KERNEL_CASES:
+        tree = ast.parse(text)
+        for st in tree.body:
+            if any(k.build_call(n) is not None for n in ast.walk(st)):
+                assert k._may_build(st), text
+    tree = ast.parse("".join(KERNEL_CASES))
+    assert {st.name for st in tree.body if isinstance(st, ast.FunctionDef)
+            and k._may_build(st)} == {"f", "g", "h", "d", "n"}
+    assert set(k.builders(tree, "".join(KERNEL_CASES))) == {"f", "g", "h"}
+    assert k.module_reason(tree, "".join(KERNEL_CASES), "m.py") is not None

@@ -48,6 +48,20 @@ def build_call(node) -> ast.Call | None:
     return None
 
 
+def _may_build(node) -> bool:
+    """Whether `node` holds what `build_call` looks for (a CUDA source name or a CUDA
+    source keyword) anywhere below it: one walk, which spares the search of every call's
+    arguments in the statements that hold neither (nearly all of them)."""
+    for m in ast.walk(node):
+        if isinstance(m, ast.Constant):
+            v = m.value
+            if isinstance(v, str) and v.rstrip().endswith(_SUFFIXES):
+                return True
+        elif isinstance(m, ast.keyword) and m.arg in _KEYWORDS:
+            return True
+    return False
+
+
 def _first_build(nodes) -> ast.Call | None:
     for n in nodes:
         for m in ast.walk(n):
@@ -70,6 +84,8 @@ def module_reason(tree: ast.Module, text: str, path: str | None) -> Reason | Non
         return None
     units = []
     for st in tree.body:
+        if not _may_build(st):
+            continue
         if isinstance(st, (*_FUNCS, ast.ClassDef)):
             call = _first_build([st])
             if call is not None:
@@ -92,7 +108,7 @@ def builders(tree: ast.Module, text: str) -> dict:
         return {}
     found = {}
     for st in tree.body:
-        if isinstance(st, _FUNCS):
+        if isinstance(st, _FUNCS) and _may_build(st):
             call = _first_build(st.body)
             if call is not None:
                 found[st.name] = call
