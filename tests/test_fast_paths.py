@@ -185,3 +185,30 @@ def test_kernel_build_gate_never_hides_a_build():
             and k._may_build(st)} == {"f", "g", "h", "d", "n"}
     assert set(k.builders(tree, "".join(KERNEL_CASES))) == {"f", "g", "h"}
     assert k.module_reason(tree, "".join(KERNEL_CASES), "m.py") is not None
+
+
+def test_memoized_realpath_is_realpath(tmp_path, monkeypatch):
+    """`discovery._realpath` (the directory's real path memoized) gives `os.path.realpath`
+    for files, links to files and to folders, broken links, loops, relative paths."""
+    import os
+
+    from devlint.discovery import _realpath
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("y = 2\n")
+    os.symlink(tmp_path / "pkg" / "a.py", tmp_path / "pkg" / "sub" / "link.py")
+    os.symlink(tmp_path / "pkg" / "sub", tmp_path / "pkg" / "alias")
+    os.symlink("sub/../a.py", tmp_path / "pkg" / "rel.py")
+    os.symlink(tmp_path / "nowhere.py", tmp_path / "pkg" / "broken.py")
+    os.symlink(tmp_path / "pkg" / "loop2.py", tmp_path / "pkg" / "loop1.py")
+    os.symlink(tmp_path / "pkg" / "loop1.py", tmp_path / "pkg" / "loop2.py")
+    monkeypatch.chdir(tmp_path / "pkg")
+    paths = []
+    for dirpath, _dirs, files in os.walk(tmp_path, followlinks=True):
+        paths += [os.path.join(dirpath, f) for f in files]
+    paths += [os.path.relpath(p) for p in paths] + ["a.py", "./a.py", "alias/../a.py",
+                                                    "alias/b.py", "missing/x.py", ""]
+    dirs: dict = {}
+    for p in paths * 2:
+        assert _realpath(p, dirs) == os.path.realpath(p), p
