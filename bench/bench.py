@@ -12,6 +12,15 @@ the findings are identical with and without the cache and with 1 and N jobs.
     python bench/bench.py                          # downloads the vLLM wheel, installs the tools
     python bench/bench.py --vllm-dir /tmp/vllm033/vllm --runs 5 --torchfix-subset 200
     python bench/bench.py --torchfix-full          # TorchFix on the whole tree (~11 min)
+    python bench/bench.py --vllm-dir D --torch-dir /path/to/site-packages/torch --fixit-subset 50
+
+Issue 17's targets are checked at the end, in the same run: devlint cold <= 2.5x
+`ruff --select E,F` (wall and CPU), warm <= 0.3 s, one clean file <= 0.1 s, peak memory
+<= 400 MB; with --torch-dir (a copy of torch's Python sources is made under the work folder)
+devlint cold <= 1x `ruff --select ALL` and `--fix` (on a fresh copy each run) <= 3x the cold
+check with <= 400 MB; a generated 50k-line file fixed in <= 5 s. Fixit (the other LibCST
+linter, `fixit` from PyPI, in a venv of its own) runs on the same subset as TorchFix when
+--fixit-subset is given and it installs.
 
 Everything it downloads or installs goes to $DEVLINT_BENCH_DIR (default /tmp/devlint-bench):
 the vLLM wheel and its extraction (reused when present; or pass --vllm-dir / $DEVLINT_BENCH_VLLM),
@@ -38,6 +47,23 @@ from fix_safety import _extract_package, _pip_download  # noqa: E402
 DEFAULT_WORK = os.environ.get("DEVLINT_BENCH_DIR", "/tmp/devlint-bench")
 RUFF_SPEC = "ruff"
 TORCHFIX_SPEC = "torchfix==0.7.0"
+FIXIT_SPEC = "fixit"
+LARGE_BLOCK = (
+    "def f{i}(x):\n"
+    "    if torch.cuda.is_available():\n"
+    "        x = x.to(\"cuda\")\n"
+    "    y = torch.zeros(3, device=\"cuda\")\n"
+    "    torch.cuda.synchronize()\n"
+    "    return x + y\n\n"
+)
+
+
+def large_file(path: Path, lines: int) -> Path:
+    """A generated module of `lines` lines: functions with a guard, a `.to("cuda")`, a
+    `device="cuda"` and a `torch.cuda.synchronize()` each."""
+    n = max(1, (lines - 2) // LARGE_BLOCK.count("\n"))
+    path.write_text("import torch\n\n" + "".join(LARGE_BLOCK.format(i=i) for i in range(n)))
+    return path
 
 
 # --- tools -----------------------------------------------------------------------------------
@@ -103,7 +129,8 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def measure(cmd: list[str], cwd: str | None = None, sample_rss: bool = False) -> dict:
+def measure(cmd: list[str], cwd: str | None = None, sample_rss: bool = False,
+            ok=(0, 1)) -> dict:
     """Wall time, CPU time and peak memory of one run of cmd (output discarded)."""
     env = dict(os.environ)
     env.pop("DEVLINT_OUTPUT_FORMAT", None)
@@ -130,7 +157,7 @@ def measure(cmd: list[str], cwd: str | None = None, sample_rss: bool = False) ->
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
-    if proc.returncode not in (0, 1):
+    if ok is not None and proc.returncode not in ok:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err[-3000:]}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
             # ru_maxrss of wait4: the largest single process of the tree, in KB on Linux
@@ -162,6 +189,12 @@ def main(argv=None) -> int:
     ap.add_argument("--devlint", help="a devlint executable (default: this checkout, installed "
                                       "in a venv under the work folder)")
     ap.add_argument("--json", help="also write the raw results here")
+    ap.add_argument("--torch-dir", help="torch's package folder (e.g. site-packages/torch): "
+                                        "also measure devlint cold and --fix there against ruff ALL")
+    ap.add_argument("--fixit-subset", type=int, default=0, metavar="N",
+                    help="run Fixit (PyPI `fixit`, its own venv) and devlint on N files")
+    ap.add_argument("--large-lines", type=int, default=50000,
+                    help="lines of the generated large file (0: skip; default: %(default)s)")
     args = ap.parse_args(argv)
 
     work = Path(args.work)
@@ -205,6 +238,52 @@ def main(argv=None) -> int:
         cases[f"devlint, TorchFix's {sub_n}-file subset (no cache)"] = lambda: measure(
             [*devlint, "check", "-q", "--no-cache", *subset])
         cases[f"TorchFix 0.7, {sub_n}-file subset"] = lambda: measure([torchfix, *subset])
+    fixit = None
+    fx_n = min(args.fixit_subset, len(files))
+    fx_subset = [str(p) for p in files[::max(1, len(files) // fx_n)][:fx_n]] if fx_n else []
+    if fx_subset:
+        try:
+            fixit = str(venv_with(work, "fixit", FIXIT_SPEC, "fixit"))
+        except (OSError, subprocess.CalledProcessError) as e:
+            print(f"Fixit not installed ({e}): skipped", file=sys.stderr)
+    if fixit:
+        cases[f"devlint, Fixit's {fx_n}-file subset (no cache)"] = lambda: measure(
+            [*devlint, "check", "-q", "--no-cache", *fx_subset])
+        cases[f"Fixit, {fx_n}-file subset"] = lambda: measure(
+            [fixit, "lint", *fx_subset], ok=None)
+    torch_tree = None
+    if args.torch_dir:
+        torch_tree = work / "torch-src" / "torch"
+        if not torch_tree.exists():
+            shutil.copytree(args.torch_dir, torch_tree,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.so.*"))
+        torch_copy = work / "torch-fix" / "torch"
+
+        def torch_fix():
+            shutil.rmtree(torch_copy.parent, ignore_errors=True)
+            shutil.copytree(torch_tree, torch_copy)
+            return measure([*devlint, "check", "-q", "--no-cache", "--fix", str(torch_copy)],
+                           sample_rss=True)
+
+        cases["devlint cold, torch sources (no cache)"] = lambda: measure(
+            [*devlint, "check", "-q", "--no-cache", str(torch_tree)], sample_rss=True)
+        cases["ruff check --select ALL --no-cache, torch sources"] = lambda: measure(
+            [ruff, "check", "--isolated", "--select", "ALL", "--no-cache", "-q", "--exit-zero",
+             str(torch_tree)])
+        cases["devlint --fix, torch sources (a fresh copy)"] = torch_fix
+    if args.large_lines:
+        big = large_file(work / "large.py", args.large_lines)
+        big_copy = work / "large-fix" / "large.py"
+
+        def large_fix():
+            big_copy.parent.mkdir(exist_ok=True)
+            shutil.copyfile(big, big_copy)
+            return measure([*devlint, "check", "-q", "--no-cache", "--fix", str(big_copy)],
+                           sample_rss=True)
+
+        cases[f"devlint, a {args.large_lines}-line file (no cache)"] = lambda: measure(
+            [*devlint, "check", "-q", "--no-cache", str(big)], sample_rss=True)
+        cases[f"devlint --fix, a {args.large_lines}-line file"] = large_fix
 
     # warm-up: fill the OS page cache and the devlint cache once, unmeasured
     measure([*devlint, "check", "-q", "--cache-dir", str(cache_dir), str(tree)])
@@ -243,6 +322,14 @@ def main(argv=None) -> int:
         if name.startswith("TorchFix"):
             ref = med[f"devlint, TorchFix's {sub_n}-file subset (no cache)"]
             ratio = f"{med[name] / ref:.0f}x (vs devlint on the same files)"
+        elif name.startswith("Fixit"):
+            ref = med[f"devlint, Fixit's {fx_n}-file subset (no cache)"]
+            ratio = f"{med[name] / ref:.0f}x (vs devlint on the same files)"
+        elif "torch sources" in name:
+            ref = med["devlint cold, torch sources (no cache)"]
+            ratio = "-" if name.startswith("devlint cold") else f"{med[name] / ref:.2f}x"
+        elif "-line file" in name:
+            ratio = "-"
         elif name.startswith("devlint"):
             ratio = "-" if name.startswith("devlint cold") else f"{med[name] / dl:.2f}x"
         else:
@@ -261,12 +348,47 @@ def main(argv=None) -> int:
           f"(sampled every 20 ms)")
     print(f"findings identical across {', '.join(variants)}: "
           f"{'yes' if identical else 'NO'} ({len(reference)} findings)")
+    print("\n" + "\n".join(targets(med, cpu, runs, torch_tree is not None, args.large_lines)))
     if args.json:
         Path(args.json).write_text(json.dumps(
             {"runs": runs, "median_wall": med, "median_cpu": cpu, "load": load,
              "files": len(files), "identical_findings": identical,
              "torchfix_full": full}, indent=2))
     return 0 if identical else 1
+
+
+def targets(med: dict, cpu: dict, runs: dict, torch: bool, large: int) -> list[str]:
+    """Issue 17's targets against this run's medians (ratios of the same alternated run, in
+    wall and in CPU time: on a loaded machine the CPU ratio is the steadier one)."""
+    def peak(name):
+        return max(max(r["max_process_rss_mb"], r["tree_rss_mb"] or 0) for r in runs[name])
+
+    def line(what, value, limit, unit=""):
+        return f"| {what} | {value:.2f}{unit} | {limit}{unit} | {'met' if value <= limit else 'NOT met'} |"
+
+    cold, ef = "devlint cold (empty cache)", "ruff check --select E,F --no-cache"
+    out = ["| issue 17 target | this run | limit | |", "|---|---:|---:|---|",
+           line("cold / ruff E,F (wall)", med[cold] / med[ef], 2.5, "x"),
+           line("cold / ruff E,F (CPU)", cpu[cold] / cpu[ef], 2.5, "x"),
+           line("warm re-run (wall s)", med["devlint warm (cache, nothing changed)"], 0.3),
+           line("warm re-run (CPU s)", cpu["devlint warm (cache, nothing changed)"], 0.3),
+           line("one clean file (wall s)", med["devlint, 1 clean file (no cache)"], 0.1),
+           line("one clean file (CPU s)", cpu["devlint, 1 clean file (no cache)"], 0.1),
+           line("peak memory, vLLM cold (MB)", peak(cold), 400)]
+    if torch:
+        tc = "devlint cold, torch sources (no cache)"
+        ra = "ruff check --select ALL --no-cache, torch sources"
+        fx = "devlint --fix, torch sources (a fresh copy)"
+        out += [line("torch: cold / ruff ALL (wall)", med[tc] / med[ra], 1, "x"),
+                line("torch: cold / ruff ALL (CPU)", cpu[tc] / cpu[ra], 1, "x"),
+                line("torch: --fix / cold (wall)", med[fx] / med[tc], 3, "x"),
+                line("torch: --fix / cold (CPU)", cpu[fx] / cpu[tc], 3, "x"),
+                line("torch: --fix peak memory (MB)", peak(fx), 400)]
+    if large:
+        fx = f"devlint --fix, a {large}-line file"
+        out += [line(f"{large}-line file fixed (wall s)", med[fx], 5),
+                line(f"{large}-line file fixed (CPU s)", cpu[fx], 5)]
+    return out
 
 
 if __name__ == "__main__":

@@ -132,8 +132,9 @@ def _once(candidates):
     walk)."""
     chosen: dict = {}
     order = []
+    dirs: dict = {}
     for c in candidates:
-        real = os.path.realpath(c.path)
+        real = _realpath(c.path, dirs)
         held = chosen.get(real)
         if held is None:
             chosen[real] = c
@@ -141,6 +142,21 @@ def _once(candidates):
         elif os.path.islink(held.path) and not os.path.islink(c.path):
             chosen[real] = c
     return [(r, chosen[r]) for r in order]
+
+
+def _realpath(path: str, dirs: dict) -> str:
+    """`os.path.realpath(path)`, with the real path of its directory memoized in `dirs`: the
+    directory's real path joined with the name, unless the name is itself a link (realpath
+    resolves the components one by one; resolving a walk's every file from the root costs
+    an `lstat` per component)."""
+    d, name = os.path.split(path)
+    real_dir = dirs.get(d)
+    if real_dir is None:
+        real_dir = dirs[d] = os.path.realpath(d)
+    if not name or name in (os.curdir, os.pardir):
+        return os.path.realpath(path)
+    full = os.path.join(real_dir, name)
+    return os.path.realpath(path) if os.path.islink(full) else full
 
 
 def named_input_errors(results, candidates) -> None:

@@ -109,3 +109,106 @@ def test_comments_by_statement_match_the_whole_file():
         assert comments(text, tree) == comments(text)
     # the edge cases do find comments (the comparison is not between two empty lists)
     assert all(comments(text, ast.parse(text)) for text in EDGE_CASES)
+
+
+KERNEL_CASES = [
+    'load_inline(name="k", cpp_sources=[s], cuda_sources=[src])\n',
+    'def f():\n    return load(name="k", sources=["a.cpp", "k.cu"])\n',
+    'def g():\n    x = [1]\n    return jit(cuda_files=[p], flags=["-O3"])\n',
+    'def h():\n    return build(f"{root}/norm.cuh")\n',
+    'class K:\n    def m(self):\n        return load(sources=["kern.cu  "])\n',
+    'def d():\n    """see kernel.cu"""\n    return 1\n',
+    'def n():\n    return load(sources=["a .cu"])\n',
+    'class M(Base, cuda_srcs=1):\n    pass\n',
+    'x = load(sources=["k.c" "u"])\n',
+    'x = load(sources=["k.c"  # split\n    "uh"])\n',
+    'x = load(sources=[f"{root}/k.cu{sep}"])\n',
+    'x = load(sources=["k.\\x63u"])\n',
+    'x = load(sources=["k.c\\u0075"])\n',
+    'x = load(sources=["k.c\\N{LATIN SMALL LETTER U}"])\n',
+    'x = load(sources=["k.\\143u"])\n',
+    'x = load(sources=["k.c\\\nu"])\n',
+    'x = load(sources=["k.cu\\t"])\n',
+    'x = load(sources=["k.cu\u3000"])\n',
+    'x = load(sources=[r"k.cu" Rf"" "  "])\n',
+    'x = load(sources=["""k.c""" \\\n "u"])\n',
+    'x = load(\uff43\uff55\uff44\uff41_sources=[s])\n',
+    'x = load(sources=["k.cu"])\r\ny = 1\r\n',
+]
+
+
+def _kernel_texts(n=1500, seed=7):
+    """Random spellings of strings ending in a CUDA suffix: each character as it is or as an
+    escape, split over concatenated strings, comments and continued lines, whitespace after."""
+    rng = random.Random(seed)
+    spell = {".": [".", "\\x2e", "\\056"], "c": ["c", "\\x63", "\\u0063", "\\143"],
+             "u": ["u", "\\x75", "\\N{LATIN SMALL LETTER U}"], "h": ["h", "\\x68"]}
+    seps = ["", "", "", '" "', "' '" , '"\n  # note\n  "', '" f"', '" \\\n "', "\\\n"]
+    tails = ["", "", " ", "\\t", "\\n", "\u3000", '" "  ', "{x}", "d", "da"]
+    out = []
+    for _ in range(n):
+        chars = "." + "c" + "u" + rng.choice(["", "h"])
+        body = "k" + "".join(rng.choice(spell[c]) + rng.choice(seps) for c in chars)
+        for prefix in ("", "f"):
+            tail = rng.choice(tails)
+            text = f'y = load(sources=[{prefix}"{body}{tail}"])\n'
+            try:
+                ast.parse(text)
+            except SyntaxError:
+                continue
+            out.append(text)
+    return out
+
+
+def test_kernel_build_gate_never_hides_a_build():
+    """`cuda_kernel_source._may_build` (one walk of a statement) holds wherever the search it
+    spares (`build_call` on every node of the statement) finds a build: the results of
+    `module_reason` and `builders` are those of the search without the gate."""
+    from devlint.evidence import cuda_kernel_source as k
+
+    found = 0
+    for text in SOURCES + KERNEL_CASES + _kernel_texts():
+        tree = ast.parse(text)
+        builds = False
+        for st in tree.body:
+            if any(k.build_call(n) is not None for n in ast.walk(st)):
+                assert k._may_build(st), text
+                builds = True
+        if builds:
+            found += 1
+            assert k.mentions(text), text
+    assert found > 300
+    # near misses: the gate spares most texts the walk
+    assert not k.mentions("x = t.cuda()\ny = cfg.cuda_graph\n# kernel.cuhx, not .cudnn\n")
+    tree = ast.parse("".join(KERNEL_CASES))
+    assert {st.name for st in tree.body if isinstance(st, ast.FunctionDef)
+            and k._may_build(st)} == {"f", "g", "h", "d", "n"}
+    assert set(k.builders(tree, "".join(KERNEL_CASES))) == {"f", "g", "h"}
+    assert k.module_reason(tree, "".join(KERNEL_CASES), "m.py") is not None
+
+
+def test_memoized_realpath_is_realpath(tmp_path, monkeypatch):
+    """`discovery._realpath` (the directory's real path memoized) gives `os.path.realpath`
+    for files, links to files and to folders, broken links, loops, relative paths."""
+    import os
+
+    from devlint.discovery import _realpath
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("y = 2\n")
+    os.symlink(tmp_path / "pkg" / "a.py", tmp_path / "pkg" / "sub" / "link.py")
+    os.symlink(tmp_path / "pkg" / "sub", tmp_path / "pkg" / "alias")
+    os.symlink("sub/../a.py", tmp_path / "pkg" / "rel.py")
+    os.symlink(tmp_path / "nowhere.py", tmp_path / "pkg" / "broken.py")
+    os.symlink(tmp_path / "pkg" / "loop2.py", tmp_path / "pkg" / "loop1.py")
+    os.symlink(tmp_path / "pkg" / "loop1.py", tmp_path / "pkg" / "loop2.py")
+    monkeypatch.chdir(tmp_path / "pkg")
+    paths = []
+    for dirpath, _dirs, files in os.walk(tmp_path, followlinks=True):
+        paths += [os.path.join(dirpath, f) for f in files]
+    paths += [os.path.relpath(p) for p in paths] + ["a.py", "./a.py", "alias/../a.py",
+                                                    "alias/b.py", "missing/x.py", ""]
+    dirs: dict = {}
+    for p in paths * 2:
+        assert _realpath(p, dirs) == os.path.realpath(p), p

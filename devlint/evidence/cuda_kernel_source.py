@@ -18,6 +18,8 @@ generic module exempts only its function and that function's wrappers.
 from __future__ import annotations
 
 import ast
+import re
+import unicodedata
 
 from devlint.evidence import Reason
 
@@ -27,9 +29,27 @@ _KEYWORDS = frozenset({"cuda_sources", "cuda_files", "cuda_srcs"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+# Between two characters of a string's value, the source may close the string and open the
+# next one (implicit concatenation, comments and line breaks between them) or continue a line.
+_SEP = (r"""(?:\\(?:\r\n|\r|\n)|["']{1,3}(?:\s|\\(?:\r\n|\r|\n)|#[^\r\n]*)*"""
+        r"""[rRbBuUfF]{0,2}["']{1,3})*""")
+# a suffix spelled out in the source, ending a value (nothing of a name or word follows it)
+_SUFFIX_IN_SOURCE = re.compile("(?:" + "|".join(_SEP.join(re.escape(c) for c in s)
+                                               for s in _SUFFIXES) + ")(?![A-Za-z0-9_])")
+# an escape that can spell any character (`\x63`, `\u0075`, `\N{...}`, `\143`)
+_CHAR_ESCAPE = re.compile(r"\\[xuUN0-7]")
+
+
 def mentions(text: str) -> bool:
-    """The cheap text gate: the source may hold a CUDA source build."""
-    return ".cu" in text or any(k in text for k in _KEYWORDS)
+    """The cheap text gate: the source may hold a CUDA source build. It holds for every text
+    where `build_call` finds one (tests/test_fast_paths.py): a CUDA source keyword (an
+    identifier, compared after NFKC normalization as Python does), or a string value ending
+    in a CUDA suffix, whose characters stand in the source either as they are (possibly split
+    over implicitly concatenated strings or continued lines) or as an escape that can spell
+    any character (then the gate holds for the whole text)."""
+    norm = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    return (any(k in norm for k in _KEYWORDS) or _CHAR_ESCAPE.search(text) is not None
+            or _SUFFIX_IN_SOURCE.search(text) is not None)
 
 
 def build_call(node) -> ast.Call | None:
@@ -46,6 +66,20 @@ def build_call(node) -> ast.Call | None:
                     and " " not in n.value.strip():
                 return node
     return None
+
+
+def _may_build(node) -> bool:
+    """Whether `node` holds what `build_call` looks for (a CUDA source name or a CUDA
+    source keyword) anywhere below it: one walk, which spares the search of every call's
+    arguments in the statements that hold neither (nearly all of them)."""
+    for m in ast.walk(node):
+        if isinstance(m, ast.Constant):
+            v = m.value
+            if isinstance(v, str) and v.rstrip().endswith(_SUFFIXES):
+                return True
+        elif isinstance(m, ast.keyword) and m.arg in _KEYWORDS:
+            return True
+    return False
 
 
 def _first_build(nodes) -> ast.Call | None:
@@ -70,6 +104,8 @@ def module_reason(tree: ast.Module, text: str, path: str | None) -> Reason | Non
         return None
     units = []
     for st in tree.body:
+        if not _may_build(st):
+            continue
         if isinstance(st, (*_FUNCS, ast.ClassDef)):
             call = _first_build([st])
             if call is not None:
@@ -92,7 +128,7 @@ def builders(tree: ast.Module, text: str) -> dict:
         return {}
     found = {}
     for st in tree.body:
-        if isinstance(st, _FUNCS):
+        if isinstance(st, _FUNCS) and _may_build(st):
             call = _first_build(st.body)
             if call is not None:
                 found[st.name] = call

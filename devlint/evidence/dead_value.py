@@ -56,7 +56,8 @@ def dead_value_reason(facts, node) -> Reason | None:
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)) or facts.tree is None:
         return None
-    if any(d in facts.text for d in _DYNAMIC) or not _names_a_device(stmt.value, facts.qualname):
+    if facts.memo("dead-value-dynamic", lambda: any(d in facts.text for d in _DYNAMIC)) \
+            or not _names_a_device(stmt.value, facts.qualname):
         return None
     name = stmt.targets[0].id
     if w.function is None:

@@ -14,6 +14,17 @@ from devlint.evidence.package_dead_default import (
 _CODES = frozenset({"DL101", "DL103", "DL104", "DL105", "DL501"})
 
 
+def has_candidates(res) -> bool:
+    """Whether `res` (a FileResult) has a finding that can stand in a parameter default."""
+    return any(d.code in _CODES for d in res.diagnostics)
+
+
+def candidates(res) -> list:
+    """What the answer of `dead_defaults` depends on in `res` besides the package's files:
+    [code, start, row, column] of each candidate finding."""
+    return [[d.code, d.start, *d.location] for d in res.diagnostics if d.code in _CODES]
+
+
 def dead_defaults(project, res) -> dict:
     """{finding start offset: Reason} for the findings of `res` (a FileResult) that stand in
     a dead parameter default."""
@@ -44,7 +55,9 @@ def _calls_if_all_pass(project, root, top, name, param, index) -> int:
     calls = 0
     for path, _st in project.files(root, top):
         text = project.text(path)
-        if text is None or not mentions(text, name):
+        # the substring test first: the word-bounded regex scans every position of a
+        # text that does not hold the name at all (most of the package)
+        if text is None or name not in text or not mentions(text, name):
             continue
         tree = project.tree(path)
         if tree is None:

@@ -401,9 +401,13 @@ class Project:
                     continue
                 if any(n == child for n, _ in names):
                     return True
-                if ("*", "*") in names and re.search(
-                        r"\b%s\.%s\b" % (re.escape(child), re.escape(name)),
-                        self.text(p) or ""):
+                if ("*", "*") not in names:
+                    continue
+                text = self.text(p) or ""
+                # the substring first: the word-bounded regex scans every position of the
+                # (many) texts that never name it
+                if f"{child}.{name}" in text and re.search(
+                        r"\b%s\.%s\b" % (re.escape(child), re.escape(name)), text):
                     return True
         return False
 
@@ -411,7 +415,8 @@ class Project:
         """([(row, how)] uses of `name` on CUDA, [module-level functions holding the others
         (None: module-level code)]) in its own module, its own body aside."""
         text = self.text(path)
-        if text is not None and len(re.findall(r"\b%s\b" % re.escape(name), text)) <= 1:
+        if text is not None and (text.count(name) <= 1 or len(re.findall(
+                r"\b%s\b" % re.escape(name), text)) <= 1):
             return [], []  # only its `def` names it: no parse
         tree = self.tree(path)
         if tree is None or text is None:

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from devlint.engine.cache import RACY_S
-from devlint.engine.project.defaults import dead_defaults
+from devlint.engine.project.defaults import candidates, dead_defaults, has_candidates
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import package_of
 from devlint.engine.project.store import _read_json, _write_json
@@ -63,14 +63,8 @@ def _exemptions(results, project: Project) -> dict:
                 os.path.abspath(res.path)] = (modname, sorted(scopes - {None}))
     out = {}
     for (root, top), wanted in packages.items():
-        h = hashlib.blake2b(digest_size=16)
-        for path, st in project.files(root, top):
-            h.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode(
-                "utf-8", "surrogateescape"))
+        h, fresh = _package_key(project, root, top)
         h.update(json.dumps(sorted(wanted.items())).encode("utf-8", "surrogateescape"))
-        # a file changed within RACY_S could change again unseen: do not reuse an answer then
-        fresh = all(project.now - st.st_mtime_ns / 1e9 >= RACY_S
-                    for _, st in project.files(root, top))
         memo = project.memo_file(root, top)
         stored = _read_json(memo) if memo and fresh else None
         if isinstance(stored, dict) and stored.get("key") == h.hexdigest():
@@ -88,11 +82,56 @@ def _exemptions(results, project: Project) -> dict:
                     p: [_stored(e.module), {n: _stored(r) for n, r in e.functions.items()},
                         sorted(e.guarded)] for p, e in found.items()}})
         out.update(found)
-    for res in results:  # not stored: it depends on the findings' places, not their scopes
-        if res.diagnostics and res.path.endswith(".py"):
+    for path, dead in _dead_defaults(project, results).items():
+        out.setdefault(path, Exemption()).defaults = dead
+    return out
+
+
+def _package_key(project: Project, root: str, top: str):
+    """(a hash of the stat of every file of the package, whether none changed within
+    RACY_S: a file changed that recently could change again unseen, so no answer is reused)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path, st in project.files(root, top):
+        h.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode(
+            "utf-8", "surrogateescape"))
+    fresh = all(project.now - st.st_mtime_ns / 1e9 >= RACY_S
+                for _, st in project.files(root, top))
+    return h, fresh
+
+
+def _dead_defaults(project: Project, results) -> dict:
+    """{absolute path: {finding start: Reason}} of the findings in dead parameter defaults
+    (`defaults.dead_defaults`). Per package, the answer is stored beside the stage's own,
+    keyed by the package's files and the candidate findings' places (and the paths as the
+    run names them, which the reasons quote): a warm re-run parses nothing."""
+    packages: dict = {}  # (root, top) -> [FileResult with a candidate]
+    for res in results:
+        if res.diagnostics and res.path.endswith(".py") and has_candidates(res):
+            pkg = package_of(res.path)
+            if pkg is not None:
+                packages.setdefault((pkg[0], pkg[1].split(".")[0]), []).append(res)
+    out = {}
+    for (root, top), found in packages.items():
+        h, fresh = _package_key(project, root, top)
+        h.update(json.dumps([[r.path, candidates(r)] for r in found]).encode(
+            "utf-8", "surrogateescape"))
+        memo = project.memo_file(root, top)
+        memo = memo and memo[:-len(".exempt.json")] + ".defaults.json"
+        stored = _read_json(memo) if memo and fresh else None
+        if isinstance(stored, dict) and stored.get("key") == h.hexdigest():
+            for path, dead in stored["defaults"].items():
+                out[path] = {int(start): Reason.from_dict(r) for start, r in dead}
+            continue
+        answer = {}
+        for res in found:
             dead = dead_defaults(project, res)
             if dead:
-                out.setdefault(os.path.abspath(res.path), Exemption()).defaults = dead
+                answer[os.path.abspath(res.path)] = dead
+        if memo and fresh:
+            _write_json(memo, {"key": h.hexdigest(), "defaults": {
+                p: [[start, _stored(r)] for start, r in dead.items()]
+                for p, dead in answer.items()}})
+        out.update(answer)
     return out
 
 
