@@ -183,6 +183,19 @@ def project_floor(directory: str) -> TorchFloor | None:
 
 
 def _has_declarations(d: str) -> bool:
-    return (any(os.path.isfile(os.path.join(d, n)) for n in _PROJECT_FILES)
-            or bool(glob.glob(os.path.join(d, "requirements*.txt")))
-            or os.path.isdir(os.path.join(d, "requirements")))
+    # one directory listing instead of a stat per packaging file and a glob (this runs once
+    # per folder of the linted tree: it was 15-20 % of a warm run)
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return False
+    for n in names:
+        if n in _PROJECT_FILES:
+            if os.path.isfile(os.path.join(d, n)):
+                return True
+        elif n == "requirements":
+            if os.path.isdir(os.path.join(d, n)):
+                return True
+        elif n.startswith("requirements") and n.endswith(".txt"):
+            return True
+    return False
