@@ -43,8 +43,16 @@ def test_no_form_calls_current_accelerator_unchecked(target):
         assert ("check_available=True" in line) or ("is_available()" in line), line
 
 
+LADDER = ('next((t for t in ("cuda", "xpu", "mps") if getattr(getattr(torch, t, None), '
+          '"is_available", bool)()), "cpu")')
+
+
 @pytest.mark.parametrize("target", ["1.0", "1.13", "2.0", "2.5"])
-def test_target_below_torch_accelerator_gets_no_accelerator_form(target):
+def test_target_below_torch_accelerator_gets_the_device_ladder(target):
+    """Below 2.6 there is no torch.accelerator: the device, its type and its object are
+    written as a ladder over the device modules that works on every release (getattr with
+    defaults, `torch.cuda.is_available`, `torch.device`); the APIs with no such form (the
+    distributed backend, autocast below 1.10, torch.cuda.synchronize) stay flagged, unfixed."""
     src = ('import torch\nx = torch.ones(2).to("cuda")\n' + FALLBACK.split("\n", 1)[1]
            + 'torch.distributed.init_process_group("nccl")\nwith torch.autocast("cuda"):\n'
            '    pass\ntorch.cuda.synchronize()\n')
@@ -52,7 +60,18 @@ def test_target_below_torch_accelerator_gets_no_accelerator_form(target):
     assert {d.code for d in diags} >= {"DL101", "DL106", "DL501", "DL403"}
     fixed, remaining = _fix(src, target)
     assert "accelerator" not in fixed
-    assert fixed == src
+    assert fixed.splitlines()[1:3] == [f"x = torch.ones(2).to({LADDER})", f"d = {LADDER}"]
+    assert {d.code for d in remaining} >= {"DL501", "DL401"}
+    # it reports nothing of its own (a second --fix changes nothing), and runs
+    again, _ = _fix(fixed, target)
+    assert again == fixed
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(fixed.splitlines()[0] + "\n" + "\n".join(fixed.splitlines()[1:3]), "m.py",
+                 "exec"), ns)
+    want = "cuda" if torch.cuda.is_available() else "xpu" if torch.xpu.is_available() else \
+        "mps" if torch.backends.mps.is_available() else "cpu"
+    assert ns["d"] == want and ns["x"].device.type == want
 
 
 NOOP = ('import torch\n\n\ndef f():\n    torch.cuda.empty_cache()  # free\n'

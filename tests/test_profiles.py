@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from devlint.api import check_source, fix_source
 
 SRC = 'import torch\n\nDEVICE = "cuda"\nx = torch.zeros(2, device="cuda")\n'
@@ -99,3 +101,41 @@ def test_vllm_profile_adds_the_import_once():
 def test_check_source_api_returns_fixes():
     [d] = check_source('import torch\nx = torch.ones(2).cuda()\n', "m.py")
     assert d.code == "DL102" and d.fix is not None and d.location == (2, 19)
+
+
+def test_device_module_role_takes_manual_seed_not_manual_seed_all(tmp_path):
+    """`manual_seed` is in every backend's device module (cuda, xpu, mps): the project's module
+    stands for it; `manual_seed_all` is not in torch.mps, so DL404's own forms keep it."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devlint]\nprofile = "mine"\ntarget-torch = "2.6"\n\n'
+        '[tool.devlint.profiles.mine]\n'
+        'device-module = { expr = "get_torch_device()", import = "from mylib import get_torch_device" }\n')
+    (tmp_path / "m.py").write_text("import torch\n\n\ndef seed(s):\n    torch.cuda.manual_seed(s)\n"
+                                   "\n\ndef seed_all(s):\n    torch.cuda.manual_seed_all(s)\n")
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--fix", "--unsafe-fixes",
+                        "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = (tmp_path / "m.py").read_text()
+    assert "    get_torch_device().manual_seed(s)\n" in out
+    assert "get_torch_device().manual_seed_all" not in out and "torch.cuda" not in out
+
+
+def test_device_module_role_is_not_asked_whether_an_accelerator_is_there(tmp_path):
+    """A project's device module is `torch.cpu` without an accelerator, which says it is
+    available with one device: `torch.cuda.is_available()` and `device_count()` keep torch's
+    forms, the rest goes through the module."""
+    torch = pytest.importorskip("torch")
+    assert torch.cpu.is_available() and torch.cpu.device_count() == 1  # why
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.devlint]\nprofile = "mine"\ntarget-torch = "2.6"\n\n'
+        '[tool.devlint.profiles.mine]\n'
+        'device-module = { expr = "get_torch_device()", import = "from mylib import get_torch_device" }\n')
+    (tmp_path / "m.py").write_text("import torch\n\n\ndef f():\n    n = torch.cuda.device_count()\n"
+                                   "    torch.cuda.synchronize()\n    return n, torch.cuda.is_available()\n")
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--fix", "--unsafe-fixes",
+                        "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = (tmp_path / "m.py").read_text()
+    assert "n = torch.accelerator.device_count()" in out
+    assert "get_torch_device().synchronize()" in out
+    assert "return n, torch.accelerator.is_available()" in out

@@ -383,7 +383,10 @@ def _wrapped_api(node, name: str, dm_names, calls_only: bool = False) -> str:
     words = name.lower().strip("_")
     attrs = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
     best = ""
-    for api in dm_names | {"ipc_collect", "manual_seed", "manual_seed_all"}:
+    # the device module's names, and the torch.cuda functions a project wraps that the module
+    # does not stand for (device_module_api.toml says why)
+    for api in dm_names | {"ipc_collect", "manual_seed", "manual_seed_all", "device_count",
+                           "is_available"}:
         if api[0].isupper() or ("_" not in api and api != "synchronize"):
             continue  # one common word (`device`, `seed`, `init`) names no torch function
         if re.search(r"(?:^|_)" + re.escape(api) + r"(?:_|$)", words) and len(api) > len(best):

@@ -292,6 +292,11 @@ _ENABLED_AT = {"torch.autocast": 2, "torch.amp.autocast": 2, "torch.amp.GradScal
 
 
 def _available(facts) -> str:
+    target = facts.settings.target_torch_tuple(facts.profile)
+    if target is not None and target < (2, 6):
+        # no torch.accelerator before 2.6: the profile's device type (a ladder over the
+        # device modules there) is "cpu" exactly where no accelerator is available
+        return f'{bare(device_type_expr(facts).text)} != "cpu"'
     return f"{facts.torch_name() or 'torch'}.accelerator.is_available()"
 
 

@@ -336,6 +336,24 @@ profile = "proj"
 extends = "torch"
 device = { expr = "get_current_device()", import = "from snippet import get_current_device" }
 '''),
+    # torch below 2.6 (no torch.accelerator): the device, its type and object as a ladder over
+    # the device modules, and autocast enabled where that ladder found an accelerator
+    S("dl103-below-accelerator-ladder", '''import torch
+
+DEVICE = "cuda"
+
+
+def run(n, index=0):
+    x = torch.arange(float(n), device="cuda").to("cuda")
+    d = torch.device("cuda")
+    name = f"cuda:{index}"
+    with torch.autocast("cuda"):
+        y = x * 2
+    return y.sum().item(), y.dtype, d.type == DEVICE, name.split(":")[0] == d.type
+
+
+print(run(4))
+''', ("1.13", "2.2")),
     # DL402 cuda-stream-event
     S("dl402-stream-event", '''import torch
 s = torch.cuda.Stream()
