@@ -38,7 +38,7 @@ class Descent(GuardTests):
         self.chained: set = set()  # ids of `if`s already seen as part of a chain
         self.ladder_tests: dict = {}  # id(if) -> Reason: the test of a ladder's arm
         self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
-        self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
+        self.helpers: dict = {}  # name -> "query" | "requires" | "requires+query"
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
 
@@ -90,7 +90,8 @@ class Descent(GuardTests):
             # `assert t.is_cuda` is DL201's finding, not a platform guard
             polarity = 1 if on_true and tensor is None else 0
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and self.helpers.get(_called_name(stmt.value)) == "requires":
+                and self.helpers.get(_called_name(stmt.value)) in ("requires",
+                                                                    "requires+query"):
             polarity, kind = 1, "helper"  # `_require_cuda()`
         if polarity > 0:
             return Where(where.function, where.klass, guard_reason(kind, stmt, self.f.path),

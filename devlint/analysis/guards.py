@@ -12,7 +12,7 @@ from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
-    GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
+    GATE_NAME, SKIP_IF, SKIP_UNLESS, falsy_exit, guard_reason, is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
     _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason,
@@ -51,7 +51,10 @@ class GuardTests:
                 self.helpers[fn.name] = "requires"
             elif isinstance(first, ast.If) and not first.orelse and first.body \
                     and self._exits(first.body[-1]) and self._sides(first.test)[1]:
-                self.helpers[fn.name] = "requires"
+                # `if not torch.cuda.is_available(): return False` before anything else: a
+                # true result means CUDA (`if check_gpu_memory():`), `cuda_guard`'s helper
+                self.helpers[fn.name] = "requires+query" if falsy_exit(first.body[-1]) \
+                    else "requires"
 
     # --- statements ----------------------------------------------------------------
     def _platform_query(self, test) -> str | None:
@@ -181,7 +184,7 @@ class GuardTests:
             func = test.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name in _PLATFORM_CUDA_QUERIES or is_capability_name(name) \
-                    or self.helpers.get(name) == "query":
+                    or self.helpers.get(name) in ("query", "requires+query"):
                 return True, False, None
             if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
                 return True, False, None

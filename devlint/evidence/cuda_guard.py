@@ -9,7 +9,11 @@ Also `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`,
 (9, 0)`, `is_sm_at_least_90()`, `is_hopper()`), a flag assigned from any of these
 (`_is_cuda = torch.cuda.is_available()`, at module or function level), a helper of the same
 file that returns such a test or asserts/requires one before anything else (`_require_cuda()`
-as a statement guards the rest of its block), and the skip gate of the enclosing test or class
+as a statement guards the rest of its block; a helper whose first statement returns a false
+value unless CUDA is there, `if not torch.cuda.is_available(): return False`, is true only on
+CUDA: `if check_gpu_memory():` guards its body, and the helper's own test stays the finding),
+`torch.cuda.is_current_stream_capturing()` (true only while a CUDA stream captures a CUDA
+graph; a flag assigned from it too), and the skip gate of the enclosing test or class
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
 `@requires_cuda`, a skip mark bound to a name at module level: `requires_hopper =
 pytest.mark.skipif(...)` then `@requires_hopper`) where that gate is itself a finding (DL203)
@@ -42,7 +46,9 @@ _PLATFORM_CUDA_QUERIES = {"is_cuda"}
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
 # `device = "cuda:0"` below it); it is itself a DL401 finding.
-_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized", "torch.cuda.is_available"}
+_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized", "torch.cuda.is_available",
+                       # true only while a CUDA stream captures a graph
+                       "torch.cuda.is_current_stream_capturing"}
 # counts that are positive only with a CUDA device: `torch.cuda.device_count() > 0`,
 # `len(torch.cuda.default_generators) > 0`
 _TORCH_CUDA_COUNTS = {"torch.cuda.device_count", "torch.cuda.default_generators"}
@@ -89,6 +95,16 @@ _GUARD_TEXT = {
     "helper": "after a call of a helper that requires CUDA",
     "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
 }
+
+
+def falsy_exit(stmt) -> bool:
+    """`return`, `return None`, `return False`, `return 0`: an exit whose value is false, so a
+    helper that takes it unless CUDA is there returns a true value only on CUDA."""
+    if not isinstance(stmt, ast.Return):
+        return False
+    v = stmt.value
+    return v is None or (isinstance(v, ast.Constant) and not v.value
+                         and not isinstance(v.value, str))
 
 
 def is_capability_name(name: str) -> bool:
