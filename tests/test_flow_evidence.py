@@ -12,7 +12,10 @@ from devlint.settings import Settings
 
 def _api_reasons(text, path="pkg/mod.py"):
     """row -> Reason (or None) of each `torch.cuda` reference of the text (rows of `text`)."""
+    from devlint.rules.registry import lookup
+
     facts = build_facts(path, "import torch\n" + text, Settings(profile="torch"))
+    facts.rule = lookup("DL401")  # a torch.cuda API rule runs
     return {node.lineno - 1: why_skipped(facts, node, api=True) for node, _ in facts.torch_refs}
 
 
@@ -93,3 +96,138 @@ def test_mock_targets_through_the_module_object(text, row, expected):
     assert expected in got, whys
     if expected is None:
         assert any(w is None for w in whys)
+
+
+# --- values made only on CUDA (`cuda-value`), followed through the file ------------------
+
+_PRODUCER = ("def make_stream(cfg):\n    if cfg.off:\n        return None\n"
+             "    if not current_platform.is_cuda():\n        return None\n"
+             "    return torch.cuda.Stream()\n\n\n")  # rows 1-6, the CUDA test on row 4
+
+
+@pytest.mark.parametrize("text, row, principle, evidence_row", [
+    # a producer, a `self` attribute, an alias and an assert
+    (_PRODUCER + "class L:\n    def __init__(self, cfg):\n        self.s = make_stream(cfg)\n\n"
+     "    def fork(self):\n        state = self.s\n        assert state is not None\n"
+     "        torch.cuda.current_stream().wait_stream(state)\n", 16, "cuda-value", 4),
+    # `if s is not None:`, `if s:`, `if x and s:`
+    (_PRODUCER + "def f(cfg, x):\n    s = make_stream(cfg)\n    if s is not None:\n"
+     "        torch.cuda.synchronize()\n", 12, "cuda-value", 4),
+    (_PRODUCER + "def f(cfg, x):\n    s = make_stream(cfg)\n    if x and s:\n"
+     "        torch.cuda.synchronize()\n", 12, "cuda-value", 4),
+    # the else-branch of `is None`, and an early exit
+    (_PRODUCER + "def f(cfg):\n    s = make_stream(cfg)\n    if s is None:\n        pass\n"
+     "    else:\n        torch.cuda.synchronize()\n", 14, "cuda-value", 4),
+    (_PRODUCER + "def f(cfg):\n    s = make_stream(cfg)\n    if s is None:\n        return\n"
+     "    torch.cuda.synchronize()\n", 13, "cuda-value", 4),
+    # a conditional expression, and a store under a CUDA test
+    ("class L:\n    def __init__(self):\n"
+     "        self.alt = torch.cuda.Stream() if current_platform.is_cuda() else None\n\n"
+     "    def g(self):\n        if self.alt is not None:\n            torch.cuda.synchronize()\n",
+     7, "cuda-value", 3),
+    ("class L:\n    def __init__(self):\n        self.alt = None\n"
+     "        if current_platform.is_cuda():\n            self.alt = torch.cuda.Stream()\n\n"
+     "    def g(self):\n        if self.alt:\n            torch.cuda.synchronize()\n",
+     9, "cuda-value", 4),
+    # a cached singleton: a module name a function declares `global`
+    ("_s = None\n\n\ndef get_s():\n    global _s\n    if _s is None and current_platform.is_cuda():\n"
+     "        _s = torch.cuda.Stream()\n    return _s\n\n\ndef f():\n    if get_s() is not None:\n"
+     "        torch.cuda.synchronize()\n", 13, "cuda-value", 6),
+    # made under `is_cuda_alike()`: the torch.cuda API only (ROCm's too)
+    ("def aux():\n    if current_platform.is_cuda_alike():\n        return torch.cuda.Stream()\n"
+     "    return None\n\n\ndef f():\n    s = aux()\n    if s is not None:\n"
+     "        torch.cuda.synchronize()\n", 10, "cuda-alike-guard", 2),
+])
+def test_value_made_only_on_cuda(text, row, principle, evidence_row):
+    why = _api_reasons(text)[row]
+    assert why is not None and why.principle == principle, why
+    assert why.location == f"pkg/mod.py:{evidence_row + 1}"
+
+
+def test_a_cuda_alike_value_leaves_the_device_literals_reported():
+    text = ("import torch\n\n\ndef aux():\n    if current_platform.is_cuda_alike():\n"
+            "        return torch.cuda.Stream()\n    return None\n\n\ndef f(x):\n    s = aux()\n"
+            "    if s is not None:\n        return x.to('cuda')\n")
+    facts = build_facts("pkg/mod.py", text, Settings(profile="torch"))
+    from devlint.rules._device import device_strings
+    assert [why_skipped(facts, n) for n in device_strings(facts)] == [None]
+
+
+@pytest.mark.parametrize("text, row", [
+    # a producer with a path that returns a value without a CUDA test
+    ("def make(cfg):\n    if cfg.x:\n        return torch.cuda.Stream()\n"
+     "    if not current_platform.is_cuda():\n        return None\n    return object()\n\n\n"
+     "def f(cfg):\n    s = make(cfg)\n    if s is not None:\n        torch.cuda.synchronize()\n",
+     12),
+    # the attribute is also stored from a parameter (the caller chooses it)
+    (_PRODUCER + "class L:\n    def __init__(self, cfg, s=None):\n        self.s = make_stream(cfg)\n"
+     "        if s is not None:\n            self.s = s\n\n"
+     "    def g(self):\n        if self.s is not None:\n            torch.cuda.synchronize()\n", 17),
+    # a parameter is not followed; nor an unpacked store
+    (_PRODUCER + "def f(s):\n    if s is not None:\n        torch.cuda.synchronize()\n", 11),
+    (_PRODUCER + "def f(cfg):\n    s, t = make_stream(cfg), 1\n    if s is not None:\n"
+     "        torch.cuda.synchronize()\n", 12),
+    # excluding the CPU is no CUDA test: the value exists on any accelerator
+    ("def make(device):\n    if device.type == 'cpu':\n        return None\n"
+     "    return torch.cuda.Stream()\n\n\ndef f(d):\n    s = make(d)\n    if s is not None:\n"
+     "        torch.cuda.synchronize()\n", 10),
+    # a generator is no producer
+    ("def make():\n    if current_platform.is_cuda():\n        yield torch.cuda.Stream()\n"
+     "    return None\n\n\ndef f():\n    s = make()\n    if s is not None:\n"
+     "        torch.cuda.synchronize()\n", 10),
+])
+def test_limits_of_values_made_only_on_cuda(text, row):
+    assert _api_reasons(text)[row] is None
+
+
+# --- a device given to a function whose choice of device the test compares; fake tensors --
+
+def _literal_reasons(text, path="tests/test_mod.py"):
+    from devlint.rules._device import device_strings
+
+    facts = build_facts(path, "import torch\n" + text, Settings(profile="torch"))
+    out = {}
+    for node in device_strings(facts):
+        out.setdefault(node.lineno - 1, why_skipped(facts, node))
+    for node in facts.calls:
+        if (facts.qualname(node.func) or "") == "torch.device":
+            out[node.lineno - 1] = out.get(node.lineno - 1) or why_skipped(facts, node)
+    return out
+
+
+@pytest.mark.parametrize("text, row, principle, evidence_row", [
+    ("def test_x():\n    d = resolve_device(torch.device('cuda:0'), offload=True)\n"
+     "    assert d == torch.device('cpu')\n", 2, "compared-value", 3),
+    ("class T:\n    def test_x(self):\n        rt = torch.device('cuda:0')\n"
+     "        d = resolve_device(rt, offload=False)\n        self.assertEqual(d, rt)\n",
+     3, "compared-value", 5),
+    ("from types import SimpleNamespace\n\n\ndef test_x(op):\n"
+     "    q = SimpleNamespace(device=torch.device('cuda'), dtype=torch.bfloat16, shape=(1, 2))\n"
+     "    run(q)\n    op.assert_called_once_with(q)\n", 5, "fake-tensor", 7),
+])
+def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
+    why = _literal_reasons(text)[row]
+    assert why is not None and why.principle == principle, why
+    assert why.location == f"tests/test_mod.py:{evidence_row + 1}"
+
+
+@pytest.mark.parametrize("text, row", [
+    # the result is used beyond a comparison of devices
+    ("def test_x():\n    b = make_buffer(torch.device('cuda:0'))\n    assert b.shape == (2,)\n", 2),
+    ("def test_x():\n    d = resolve_device(torch.device('cuda:0'))\n    assert d == 'cpu'\n"
+     "    run(d)\n", 2),
+    # a torch API is no function that merely chooses
+    ("def test_x():\n    t = torch.zeros(2, device=torch.device('cuda:0'))\n"
+     "    assert t == torch.device('cpu')\n", 2),
+    # outside a test module
+    ("def f():\n    d = resolve_device(torch.device('cuda:0'))\n    assert d == 'cpu'\n", 2),
+    # a fake tensor given to code that is not mocked, or a record without tensor metadata
+    ("from types import SimpleNamespace\n\n\ndef test_x():\n"
+     "    q = SimpleNamespace(device=torch.device('cuda'), dtype=torch.bfloat16)\n    run(q)\n", 5),
+    ("from types import SimpleNamespace\n\n\ndef test_x(op):\n"
+     "    q = SimpleNamespace(device=torch.device('cuda'), name='q')\n    run(q)\n"
+     "    op.assert_called_once_with(q)\n", 5),
+])
+def test_limits_of_values_that_never_reach_a_device(text, row):
+    path = "pkg/mod.py" if text.startswith("def f():") else "tests/test_mod.py"
+    assert _literal_reasons(text, path)[row] is None

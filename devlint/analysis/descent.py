@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import bisect
 
+from devlint.analysis.flow import ValueFlow
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
@@ -23,7 +24,7 @@ from devlint.evidence.platform_ladder import (
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 
 
-class Descent(GuardTests):
+class Descent(GuardTests, ValueFlow):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -41,6 +42,7 @@ class Descent(GuardTests):
         self.helpers: dict = {}  # name -> "query" | "requires" | "requires+query"
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
+        self._flow_init()
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -96,6 +98,14 @@ class Descent(GuardTests):
         if polarity > 0:
             return Where(where.function, where.klass, guard_reason(kind, stmt, self.f.path),
                          where.tensor_guard, None, where.level)
+        if not where.guarded and (isinstance(stmt, ast.Assert) or (
+                isinstance(stmt, ast.If) and not stmt.orelse and stmt.body
+                and self._exits(stmt.body[-1]))):
+            # `assert s is not None`, `if s is None: return` of a value made only on CUDA
+            found = self.value_test(stmt.test, where.function, where.klass)
+            if found is not None and found[0] == (1 if isinstance(stmt, ast.Assert) else -1):
+                return Where(where.function, where.klass, found[1], where.tensor_guard, None,
+                             where.level)
         if not where.guarded and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]) and alike_polarity(stmt.test) < 0:
             # `if not is_cuda_alike(): return`: the torch.cuda API rules only
@@ -141,12 +151,22 @@ class Descent(GuardTests):
             if id(stmt) in self.dispatch_arms:
                 on_true, tensor = True, None
                 why = self.arm_reasons.get(id(stmt)) or ladder_reason(stmt, self.f.path)
+            value_else = value_alike = None
+            if not on_true and not on_false and not where.guarded:
+                # a test of a value made only on CUDA (`devlint.evidence.cuda_value`)
+                found = self.value_test(stmt.test, where.function, where.klass)
+                if found is not None and found[1].principle != "cuda-value":
+                    value_alike = found
+                elif found is not None and found[0] > 0:
+                    on_true, tensor, why = True, None, found[1]
+                elif found is not None:
+                    on_false, value_else = True, found[1]
             if not on_true:
                 used = cuda_library_call(stmt.body, self.f.qualname)
                 if used is not None:  # the arm calls a CUDA-only library
                     on_true, tensor, why = True, None, arm_reason(*used, self.f.path)
             body_w = self._guarded(where, on_true, tensor, why)
-            else_why = guard_reason("else", stmt.test, self.f.path)
+            else_why = value_else or guard_reason("else", stmt.test, self.f.path)
             if id(stmt) in self.ladder_else:
                 on_false, else_why = True, self.ladder_else[id(stmt)]
             else_w = self._guarded(where, on_false and not on_true, None, else_why)
@@ -157,6 +177,10 @@ class Descent(GuardTests):
             elif alike < 0 and not on_false:
                 else_w = self._guarded(where, True, None,
                                        alike_guard_reason(stmt.test, self.f.path))
+            elif value_alike is not None and value_alike[0] > 0:  # the torch.cuda API only
+                body_w = self._guarded(where, True, None, value_alike[1])
+            elif value_alike is not None:
+                else_w = self._guarded(where, True, None, value_alike[1])
             self.block(stmt.body, body_w)
             self.block(stmt.orelse, else_w)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
