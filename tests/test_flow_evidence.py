@@ -231,3 +231,22 @@ def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
 def test_limits_of_values_that_never_reach_a_device(text, row):
     path = "pkg/mod.py" if text.startswith("def f():") else "tests/test_mod.py"
     assert _literal_reasons(text, path)[row] is None
+
+
+def test_a_parameter_every_call_of_the_file_passes_a_cuda_value():
+    text = (_PRODUCER + "class Layer:\n    def __init__(self, *, stream=None):\n"
+            "        if stream is not None and off():\n            stream = None\n"
+            "        self.state = State(stream) if stream is not None else None\n\n"
+            "    def join(self):\n        state = self.state\n        assert state is not None\n"
+            "        torch.cuda.current_stream().wait_stream(state.stream)\n\n\n"
+            "class Model:\n    def __init__(self, cfg):\n        self.s = make_stream(cfg)\n"
+            "        self.layers = [Layer(stream=self.s) for _ in range(2)]\n"
+            "        self.first = Layer()\n\n\n"
+            "def is_layer(x):\n    return isinstance(x, Layer)\n")
+    why = _api_reasons(text)[18]
+    assert why is not None and why.principle == "cuda-value", why
+    # a call elsewhere in the file that passes a value of another kind, or a reference that
+    # is no call, and the parameter is the caller's choice
+    for extra in ("\n\ndef other(s):\n    return Layer(stream=s)\n",
+                  "\n\nLAYERS = {'layer': Layer}\n"):
+        assert _api_reasons(text + extra)[18] is None

@@ -29,6 +29,16 @@ def _own_nodes(fn):
         stack.extend(ast.iter_child_nodes(node))
 
 
+def _type_test(ref, parent) -> bool:
+    """`ref` names a type only: `isinstance(x, C)`, `issubclass(t, (C, D))`, an annotation."""
+    if isinstance(parent, ast.Tuple):
+        return False  # (the tuple's parent is not known here: not followed)
+    if isinstance(parent, ast.Call) and getattr(parent.func, "id", "") in (
+            "isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is ref:
+        return True
+    return isinstance(parent, ast.AnnAssign) and parent.annotation is ref
+
+
 class ValueFlow:
     """Mixed into `Descent`: needs `self.f` (the FileFacts), `self._sides` and `self._exits`."""
 
@@ -37,15 +47,21 @@ class ValueFlow:
         self._names: dict = {}  # (id(scope), name) -> (level, evidence node) | None
         self._defs: dict | None = None  # name -> [module-level defs]
         self._methods: dict | None = None  # id(method) -> class
+        self._sites: dict | None = None  # module-level name -> its references
 
     # --- producers --------------------------------------------------------------------
-    def _test_level(self, test) -> tuple[str | None, str | None]:
+    def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
         """(level when true, level when false): "cuda" where the test establishes CUDA,
         "alike" where it establishes a CUDA-alike platform (CUDA or ROCm), else None."""
         on_true, on_false, tensor = self._sides(test)
         if tensor is not None:
             on_true = False  # `t.is_cuda` says where a tensor is, not which platform runs
         alike = alike_polarity(test)
+        if not (on_true or on_false or alike) and function is not False:
+            found = self._value_polarity(test, function, klass)  # `s is not None`
+            if found is not None:
+                lv = found[1][0]
+                return (lv if found[0] > 0 else None, lv if found[0] < 0 else None)
         return ("cuda" if on_true else "alike" if alike > 0 else None,
                 "cuda" if on_false else "alike" if alike < 0 else None)
 
@@ -71,7 +87,7 @@ class ValueFlow:
                     if v is None or _is_none(v):
                         continue
                     if isinstance(v, ast.IfExp) and (_is_none(v.orelse) or _is_none(v.body)):
-                        t, f = self._test_level(v.test)
+                        t, f = self._test_level(v.test, fn, klass_of.get(id(fn)))
                         lv = t if _is_none(v.orelse) else f
                         if lv is not None:
                             found.append((lv, v))
@@ -86,7 +102,7 @@ class ValueFlow:
                     found.append((level, evidence))
                     continue
                 if isinstance(st, ast.If):
-                    t, f = self._test_level(st.test)
+                    t, f = self._test_level(st.test, fn, klass_of.get(id(fn)))
                     visit(st.body, level or t, evidence if level else st)
                     visit(st.orelse, level or f, evidence if level else st)
                     if level is None and f is not None and not st.orelse and st.body \
@@ -153,7 +169,7 @@ class ValueFlow:
         if isinstance(node, ast.Call):
             return self._called_producer(node, klass)
         if isinstance(node, ast.IfExp) and (_is_none(node.orelse) or _is_none(node.body)):
-            t, f = self._test_level(node.test)
+            t, f = self._test_level(node.test, function, klass)
             lv = t if _is_none(node.orelse) else f
             if lv is not None:
                 return lv, node
@@ -166,7 +182,7 @@ class ValueFlow:
             return self._attr_level(node.attr, klass, depth)
         return None
 
-    def _stores(self, body):
+    def _stores(self, body, function=None, klass=None):
         """[(values, level, evidence)] of each statement of `body` (nested blocks included,
         nested functions and classes not) that stores into something: `values` as
         `_assigned` gives them, `level`/`evidence` the CUDA test the statement stands under
@@ -179,7 +195,7 @@ class ValueFlow:
                     continue
                 if isinstance(st, ast.If):
                     out.append((st.test, level, evidence))
-                    t, f = self._test_level(st.test)
+                    t, f = self._test_level(st.test, function, klass)
                     visit(st.body, level or t, evidence if level else st)
                     visit(st.orelse, level or f, evidence if level else st)
                     if level is None and f is not None and not st.orelse and st.body \
@@ -207,7 +223,7 @@ class ValueFlow:
         """[(level, evidence)] of the values `body` stores into `is_target`'s targets, None
         where one is not followed or may exist off CUDA, [] where nothing is stored."""
         levels = []
-        for root, level, evidence in self._stores(body):
+        for root, level, evidence in self._stores(body, function, klass):
             for n in ast.walk(root):
                 if isinstance(n, ast.Lambda):
                     continue
@@ -243,10 +259,18 @@ class ValueFlow:
 
         if function is not None:
             a = function.args
-            if name in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs,
-                                        *(y for y in (a.vararg, a.kwarg) if y is not None))}:
-                return None  # a parameter: the caller chooses its value
+            params = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs,
+                                       *(y for y in (a.vararg, a.kwarg) if y is not None))]
+            passed = []
+            if name in params:
+                passed = self._passed_levels(function, klass, name, depth)
+                if passed is None:
+                    return None  # a parameter: its callers choose its value
             levels = self._store_levels(function.body, is_name, function, klass, depth)
+            if levels is not None and name in params:
+                levels = passed + levels
+                self._names[key] = self._joined(levels)
+                return self._names[key]
             if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
                                         for n in _own_nodes(function)):
                 found = self._name_level(name, None, None, depth + 1)  # a module name
@@ -265,6 +289,79 @@ class ValueFlow:
                     levels = None if more is None else levels + more
         self._names[key] = None if levels is None else self._joined(levels)
         return self._names[key]
+
+    def _call_sites(self) -> dict:
+        """name -> [(node, function, class)] of every reference to a module-level name of
+        the file (`f`, `C`), with the function and class it stands in."""
+        if self._sites is None:
+            self._sites = {}
+
+            def walk(node, function, klass):
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, _FUNCS):
+                        for d in (*child.decorator_list, *child.args.defaults,
+                                  *(x for x in child.args.kw_defaults if x is not None)):
+                            walk(d, function, klass)
+                        walk_body(child, child, klass)
+                    elif isinstance(child, ast.ClassDef):
+                        for d in (*child.decorator_list, *child.bases):
+                            walk(d, function, klass)
+                        walk_body(child, function, child)
+                    else:
+                        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                            self._sites.setdefault(child.id, []).append(
+                                (child, function, klass, node))
+                        walk(child, function, klass)
+
+            def walk_body(scope, function, klass):
+                for st in scope.body:
+                    walk(ast.Module(body=[st], type_ignores=[]), function, klass)
+
+            walk(self.f.tree, None, None)
+        return self._sites
+
+    def _passed_levels(self, function, klass, name, depth):
+        """[(level, evidence)] of the values the file's calls pass to parameter `name` of a
+        module-level function, or of a module-level class's `__init__`, whose default is None:
+        every reference to it is a call that passes a value made only on CUDA, or None, or
+        nothing (the default). None otherwise (a reference that is no call, `*args`/`**kw`, a
+        value of another kind)."""
+        a = function.args
+        positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+        defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults)})
+        if not _is_none(defaults.get(name)):
+            return None
+        if klass is not None:
+            if function.name != "__init__" or klass not in self.f.tree.body:
+                return None
+            callee, positional = klass.name, positional[1:]
+        elif function in self.f.tree.body:
+            callee = function.name
+        else:
+            return None
+        sites = self._call_sites().get(callee, [])
+        if not sites:
+            return None
+        levels = []
+        for ref, fn, cls, parent in sites:
+            if _type_test(ref, parent):
+                continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
+            if not (isinstance(parent, ast.Call) and parent.func is ref) or any(
+                    isinstance(x, ast.Starred) for x in parent.args) or any(
+                    k.arg is None for k in parent.keywords):
+                return None
+            value = next((k.value for k in parent.keywords if k.arg == name), None)
+            if value is None and name in positional \
+                    and positional.index(name) < len(parent.args):
+                value = parent.args[positional.index(name)]
+            if value is None or _is_none(value):
+                continue
+            lv = self.value_level(value, fn, cls, depth + 1)
+            if lv is None:
+                return None
+            levels.append(lv)
+        return levels
 
     def _attr_level(self, attr, klass, depth):
         """`self.attr` of `klass`: every value any method stores into it (and the class

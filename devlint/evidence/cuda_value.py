@@ -27,8 +27,11 @@ Limits: statically visible chains only: the producer is a function of the same f
 module-level function, or a method called through `self`) and every definition of its name is
 one; the value is followed through assignments to a local name, a module name or a `self`
 attribute of the class (every store into it, in every method, must be such a value or None;
-a parameter, an unpacking, an augmented assignment, a loop or `with` target is not
-followed); no more than a few steps. A producer that returns a value without a CUDA test on
+an unpacking, an augmented assignment, a loop or `with` target is not followed), and into a
+parameter that defaults to None of a module-level function or class (`__init__`) only where
+every reference to that function or class in the file is a call that passes such a value,
+None or nothing (`isinstance` and annotations aside; a reference of any other kind, or
+`*args`/`**kwargs`, and the parameter is the caller's choice); no more than a few steps. A producer that returns a value without a CUDA test on
 some path, or a generator, is none. A value made under `is_cuda_alike()` / `is_rocm()` exists
 on ROCm too: it exempts the `torch.cuda` API only (as `cuda-alike-guard`), never a device
 literal. The producer's own test stays a finding where it is one.
