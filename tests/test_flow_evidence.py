@@ -41,6 +41,9 @@ _HELPER = ("def check_gpu_memory(threshold=0.9):\n"
      "        torch.cuda.current_stream().wait_event(e)\n", 3, "cuda-guard", 2),
     ("def f(e):\n    capturing = torch.cuda.is_current_stream_capturing()\n"
      "    if capturing:\n        torch.cuda.current_stream().wait_event(e)\n", 4, "cuda-guard", 3),
+    # an instance of a class named after a CUDA-only stack
+    ("def f(self, x):\n    if self.overlap and isinstance(self.dispatcher, NVLSAllGatherV):\n"
+     "        torch.cuda.current_stream().wait_stream(x)\n", 3, "cuda-guard", 2),
 ])
 def test_guard_principles(text, row, principle, evidence_row):
     why = _api_reasons(text)[row]
@@ -58,6 +61,10 @@ def test_guard_principles(text, row, principle, evidence_row):
     ("def check(x):\n    if x:\n        return True\n    if not torch.cuda.is_available():\n"
      "        return False\n    return True\n\n\ndef f(x):\n    if check(x):\n"
      "        torch.cuda.empty_cache()\n", 11),
+    # a class named `Cuda...` names no stack; nor does a tuple with a generic class
+    ("def f(c):\n    if isinstance(c, CudaCommunicator):\n        torch.cuda.synchronize()\n", 3),
+    ("def f(c):\n    if isinstance(c, (NcclComm, GlooComm)):\n        torch.cuda.synchronize()\n",
+     3),
     # a capture test guards its body, not what follows it
     ("def f(e):\n    if not torch.cuda.is_current_stream_capturing():\n        pass\n"
      "    torch.cuda.current_stream().wait_event(e)\n", 4),

@@ -12,7 +12,8 @@ from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
-    GATE_NAME, SKIP_IF, SKIP_UNLESS, falsy_exit, guard_reason, is_capability_name,
+    GATE_NAME, SKIP_IF, SKIP_UNLESS, cuda_only_type, falsy_exit, guard_reason,
+    is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
     _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason,
@@ -189,6 +190,8 @@ class GuardTests:
             if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
                 return True, False, None
         if is_backend_test(test):  # `"CUDAExecutionProvider" in providers`
+            return True, False, None
+        if cuda_only_type(test):  # `isinstance(d, NVLSDispatcher)`
             return True, False, None
         build = cuda_build_test(test, self.f.qualname)
         if build:  # `version.parse(torch.version.cuda) > version.parse("11.4")`

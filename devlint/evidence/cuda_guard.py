@@ -13,7 +13,10 @@ as a statement guards the rest of its block; a helper whose first statement retu
 value unless CUDA is there, `if not torch.cuda.is_available(): return False`, is true only on
 CUDA: `if check_gpu_memory():` guards its body, and the helper's own test stays the finding),
 `torch.cuda.is_current_stream_capturing()` (true only while a CUDA stream captures a CUDA
-graph; a flag assigned from it too), and the skip gate of the enclosing test or class
+graph; a flag assigned from it too), `isinstance(x, C)` where the class `C` is named after a
+CUDA-only stack (`NVLSAllGatherVDispatcher`, `FlashInferBackend`: `cuda_only_scope`'s words;
+every class of a tuple must be; a class named only `Cuda...` is not: the word alone names
+no stack), and the skip gate of the enclosing test or class
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
 `@requires_cuda`, a skip mark bound to a name at module level: `requires_hopper =
 pytest.mark.skipif(...)` then `@requires_hopper`) where that gate is itself a finding (DL203)
@@ -95,6 +98,19 @@ _GUARD_TEXT = {
     "helper": "after a call of a helper that requires CUDA",
     "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
 }
+
+
+def cuda_only_type(test) -> bool:
+    """`isinstance(x, C)` (or a tuple of classes) where every class is named after a CUDA-only
+    stack: an instance exists only where that stack runs."""
+    from devlint.evidence.cuda_only_scope import _VENDOR_NAME
+
+    if not (isinstance(test, ast.Call) and getattr(test.func, "id", "") == "isinstance"
+            and len(test.args) == 2):
+        return False
+    types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = [t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "") for t in types]
+    return bool(names) and all(n and _VENDOR_NAME.search(n.lower()) for n in names)
 
 
 def falsy_exit(stmt) -> bool:
