@@ -257,3 +257,18 @@ def test_a_parameter_every_call_of_the_file_passes_a_cuda_value():
     for extra in ("\n\ndef other(s):\n    return Layer(stream=s)\n",
                   "\n\nLAYERS = {'layer': Layer}\n"):
         assert _api_reasons(text + extra)[18] is None
+
+
+def test_an_operand_after_one_that_establishes_cuda_is_cuda_s():
+    from devlint.api import check_source
+
+    text = ("import torch\n_is_cuda = current_platform.is_cuda()\n\n\ndef f(q):\n"
+            "    if _is_cuda and q.is_cuda and q.dtype is torch.bfloat16:\n        return 1\n"
+            "    if q.is_cuda:\n        return 2\n"
+            "    if torch.cuda.is_available() and torch.cuda.device_count() > 1:\n"
+            "        return 3\n")
+    rows = sorted((d.code, d.location[0]) for d in check_source(text, "pkg/mod.py",
+                                                                  profile="torch"))
+    # the operand after `_is_cuda` is not reported; a lone tensor test is, and so is every
+    # operand after `torch.cuda.is_available()` (itself a finding, whose fix rewrites them)
+    assert rows == [("DL202", 8), ("DL401", 10), ("DL401", 10)]

@@ -353,6 +353,19 @@ class Descent(GuardTests, ValueFlow):
                             stack.append((v, node, self._guarded(w, True, None, why)))
                         continue
                     w = self._guarded(w, True, None, why)
+                elif isinstance(node.op, ast.And) and not w.guarded:
+                    # `_is_cuda and x.is_cuda and ...`: the operands after one that
+                    # establishes CUDA are evaluated only on CUDA
+                    first = next((i for i, v in enumerate(node.values[:-1])
+                                  if self._establishes_quietly(v)), None)
+                    if first is not None:
+                        why = guard_reason("operand", node.values[first], f.path)
+                        on = self._guarded(w, True, None, why)
+                        for i, v in enumerate(node.values):
+                            if i > first:
+                                wmap[id(v)] = on  # the operand itself (DL202's tests)
+                            stack.append((v, node, on if i > first else w))
+                        continue
             elif t in _DISPLAYS:
                 why = several_platforms.collection_reason(node, f.path)
                 if why is not None:

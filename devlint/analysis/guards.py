@@ -274,6 +274,13 @@ class GuardTests:
                     and _called_name(st.value) in SKIP_IF | SKIP_UNLESS:
                 self.bound_marks[st.targets[0].id] = st.value
 
+    def _establishes_quietly(self, test) -> bool:
+        """A test that establishes CUDA when true and is no finding itself (a platform query,
+        a flag, a capability or stack test; not `torch.cuda.is_available()`, whose fix
+        rewrites the operands after it too)."""
+        on_true, _, tensor = self._sides(test)
+        return on_true and tensor is None and not self._reported_gate(test)
+
     def _reported_gate(self, test) -> bool:
         """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a
         CUDA compute capability (CUDA-only by purpose). A gate on a platform query that merely

@@ -25,7 +25,9 @@ or asks for a compute capability (NVIDIA SM or AMD architecture) or a CUDA toolk
 _CUDA_IS_AVAILABLE)`) is no such finding, and upstream fixed the devices under one (torchao's
 test_qat.py, cross corpus 020); a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
 nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of
-`x or device.type != "cuda"` is CUDA's.
+`x or device.type != "cuda"` is CUDA's; in `_is_cuda and x.is_cuda and ...` the operands after
+one that establishes CUDA (and is no finding itself: a platform query, a flag, a capability
+test, not `torch.cuda.is_available()`, whose fix rewrites them too) run only on CUDA.
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
 platform; `if device == "cpu": return` is not evidence of CUDA, nor is excluding some
 platforms (`not is_xpu() and not is_rocm()`). The guard itself is no exemption: an
@@ -97,6 +99,7 @@ _GUARD_TEXT = {
     "gate": "in a test or class whose skip gate requires CUDA",
     "helper": "after a call of a helper that requires CUDA",
     "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
+    "operand": "an operand of `and` after one that establishes CUDA (evaluated only on CUDA)",
 }
 
 
