@@ -140,6 +140,10 @@ _PRODUCER = ("def make_stream(cfg):\n    if cfg.off:\n        return None\n"
     ("_s = None\n\n\ndef get_s():\n    global _s\n    if _s is None and current_platform.is_cuda():\n"
      "        _s = torch.cuda.Stream()\n    return _s\n\n\ndef f():\n    if get_s() is not None:\n"
      "        torch.cuda.synchronize()\n", 13, "cuda-value", 6),
+    # a flag true only on CUDA, in a truth test
+    ("_is_cuda = current_platform.is_cuda()\n\n\nclass I:\n    def __init__(self, cfg):\n"
+     "        self.fuse = _is_cuda and not cfg.off\n\n    def f(self):\n        if self.fuse:\n"
+     "            torch.cuda.synchronize()\n", 10, "cuda-value", 6),
     # made under `is_cuda_alike()`: the torch.cuda API only (ROCm's too)
     ("def aux():\n    if current_platform.is_cuda_alike():\n        return torch.cuda.Stream()\n"
      "    return None\n\n\ndef f():\n    s = aux()\n    if s is not None:\n"
@@ -178,6 +182,12 @@ def test_a_cuda_alike_value_leaves_the_device_literals_reported():
     ("def make(device):\n    if device.type == 'cpu':\n        return None\n"
      "    return torch.cuda.Stream()\n\n\ndef f(d):\n    s = make(d)\n    if s is not None:\n"
      "        torch.cuda.synchronize()\n", 10),
+    # a flag is no value for `is not None` (False is not None); a flag of another test
+    ("_is_cuda = current_platform.is_cuda()\n\n\nclass I:\n    def __init__(self, cfg):\n"
+     "        self.fuse = _is_cuda and not cfg.off\n\n    def f(self):\n"
+     "        if self.fuse is not None:\n            torch.cuda.synchronize()\n", 10),
+    ("class I:\n    def __init__(self, cfg):\n        self.fuse = cfg.fuse\n\n    def f(self):\n"
+     "        if self.fuse:\n            torch.cuda.synchronize()\n", 7),
     # a generator is no producer
     ("def make():\n    if current_platform.is_cuda():\n        yield torch.cuda.Stream()\n"
      "    return None\n\n\ndef f():\n    s = make()\n    if s is not None:\n"

@@ -48,6 +48,7 @@ class ValueFlow:
         self._defs: dict | None = None  # name -> [module-level defs]
         self._methods: dict | None = None  # id(method) -> class
         self._sites: dict | None = None  # module-level name -> its references
+        self._truth = False  # following a value for a truth test: flags count too
 
     # --- producers --------------------------------------------------------------------
     def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
@@ -230,12 +231,16 @@ class ValueFlow:
                 for v in self._assigned(n, is_target):
                     if v is None:
                         return None
-                    if _is_none(v):
+                    if _is_none(v) or (self._truth and isinstance(v, ast.Constant)
+                                       and not v.value):
                         continue
                     if level is not None:  # stored under a CUDA test
                         levels.append((level, evidence))
                         continue
                     lv = self.value_level(v, function, klass, depth + 1)
+                    if lv is None and self._truth:  # a flag: `_is_cuda and not disabled`
+                        on_true = self._test_level(v, function, klass)[0]
+                        lv = None if on_true is None else (on_true, v)
                     if lv is None:
                         return None
                     levels.append(lv)
@@ -249,7 +254,7 @@ class ValueFlow:
 
     def _name_level(self, name, function, klass, depth):
         scope = function if function is not None else self.f.tree
-        key = (id(scope), name)
+        key = (id(scope), name, self._truth)
         if key in self._names:
             return self._names[key]
         self._names[key] = None
@@ -366,7 +371,7 @@ class ValueFlow:
     def _attr_level(self, attr, klass, depth):
         """`self.attr` of `klass`: every value any method stores into it (and the class
         attribute of that name, its default)."""
-        key = (id(klass), "self." + attr)
+        key = (id(klass), "self." + attr, self._truth)
         if key in self._names:
             return self._names[key]
         self._names[key] = None
@@ -451,9 +456,17 @@ class ValueFlow:
                 -1 if isinstance(op, (ast.Is, ast.Eq)) else 0
             if not pol:
                 return None
-            lv = self.value_level(test.left, function, klass)
+            truth, self._truth = self._truth, False  # `is None`: False is no None
+            try:
+                lv = self.value_level(test.left, function, klass)
+            finally:
+                self._truth = truth
             return None if lv is None else (pol, lv)
         if isinstance(test, (ast.Name, ast.Attribute)):
-            lv = self.value_level(test, function, klass)
+            truth, self._truth = self._truth, True  # a flag true only on CUDA counts too
+            try:
+                lv = self.value_level(test, function, klass)
+            finally:
+                self._truth = truth
             return None if lv is None else (1, lv)
         return None

@@ -15,7 +15,9 @@ class Layer:
             with torch.cuda.stream(self.stream):
                 ...
 ```
-A producer whose every value other than None is computed under a test that establishes CUDA
+A flag works the same way for a truth test: a name or `self` attribute only ever assigned a
+test that is true only on CUDA (`self.use_fusion = _is_cuda and not disabled`), or False,
+makes `if self.use_fusion:` CUDA's. A producer whose every value other than None is computed under a test that establishes CUDA
 (an `if`, the else-branch of the opposite test, an early `if not is_cuda(): return None`, a
 `x if is_cuda() else None`) returns None elsewhere; a name or `self` attribute that only ever
 holds such values (or None) is not None, and is true, only on CUDA. So the code under
@@ -47,7 +49,7 @@ def value_reason(level: str, evidence, test, path: str | None) -> Reason:
     line = getattr(evidence, "lineno", None) or getattr(test, "lineno", None)
     if level == "cuda":
         return Reason("cuda-value", "under a test of a value that exists only on CUDA (made "
-                      "under the CUDA test here, None elsewhere)", path, line)
+                      "under the CUDA test here; None or false elsewhere)", path, line)
     return Reason("cuda-alike-guard", "under a test of a value that exists only on a "
                   "CUDA-alike platform (CUDA or ROCm: torch.cuda is its API; made under the "
                   "test here, None elsewhere)", path, line)
