@@ -61,10 +61,11 @@ def test_guard_principles(text, row, principle, evidence_row):
     ("def check(x):\n    if x:\n        return True\n    if not torch.cuda.is_available():\n"
      "        return False\n    return True\n\n\ndef f(x):\n    if check(x):\n"
      "        torch.cuda.empty_cache()\n", 11),
-    # a class named `Cuda...` names no stack; nor does a tuple with a generic class
-    ("def f(c):\n    if isinstance(c, CudaCommunicator):\n        torch.cuda.synchronize()\n", 3),
+    # a tuple with a generic class
     ("def f(c):\n    if isinstance(c, (NcclComm, GlooComm)):\n        torch.cuda.synchronize()\n",
      3),
+    # a `Cuda` word that is no CamelCase class of a CUDA implementation
+    ("def f(comm):\n    if isinstance(comm, Cudaish):\n        torch.cuda.synchronize()\n", 3),
     # a capture test guards its body, not what follows it
     ("def f(e):\n    if not torch.cuda.is_current_stream_capturing():\n        pass\n"
      "    torch.cuda.current_stream().wait_event(e)\n", 4),
@@ -144,6 +145,14 @@ _PRODUCER = ("def make_stream(cfg):\n    if cfg.off:\n        return None\n"
     ("_is_cuda = current_platform.is_cuda()\n\n\nclass I:\n    def __init__(self, cfg):\n"
      "        self.fuse = _is_cuda and not cfg.off\n\n    def f(self):\n        if self.fuse:\n"
      "            torch.cuda.synchronize()\n", 10, "cuda-value", 6),
+    # the CUDA implementation of something, asserted or tested
+    ("def f(comm):\n    if isinstance(comm, CudaCommunicator):\n        torch.cuda.synchronize()\n",
+     3, "cuda-guard", 2),
+    ("class C:\n    def __init__(self, use):\n        self.comm = None\n        if use:\n"
+     "            cls = resolve(current_platform.get_device_communicator_cls())\n"
+     "            assert cls == CudaCommunicator\n            self.comm = CudaCommunicator()\n\n"
+     "    def f(self):\n        if self.comm is not None:\n            torch.cuda.synchronize()\n",
+     11, "cuda-value", 6),
     # made under `is_cuda_alike()`: the torch.cuda API only (ROCm's too)
     ("def aux():\n    if current_platform.is_cuda_alike():\n        return torch.cuda.Stream()\n"
      "    return None\n\n\ndef f():\n    s = aux()\n    if s is not None:\n"

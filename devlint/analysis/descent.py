@@ -357,7 +357,7 @@ class Descent(GuardTests, ValueFlow):
                     # `_is_cuda and x.is_cuda and ...`: the operands after one that
                     # establishes CUDA are evaluated only on CUDA
                     first = next((i for i, v in enumerate(node.values[:-1])
-                                  if self._establishes_quietly(v)), None)
+                                  if self._establishes_quietly(v, w)), None)
                     if first is not None:
                         why = guard_reason("operand", node.values[first], f.path)
                         on = self._guarded(w, True, None, why)

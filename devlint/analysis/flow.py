@@ -110,6 +110,10 @@ class ValueFlow:
                             and self._exits(st.body[-1]):
                         level, evidence = f, st  # `if not is_cuda(): return None`
                     continue
+                if isinstance(st, ast.Assert) and level is None:
+                    t = self._test_level(st.test, fn, klass_of.get(id(fn)))[0]
+                    if t is not None:
+                        level, evidence = t, st
                 for name in ("body", "orelse", "finalbody"):
                     visit(getattr(st, name, ()) or (), level, evidence)
                 for h in getattr(st, "handlers", ()) or ():
@@ -203,6 +207,10 @@ class ValueFlow:
                             and self._exits(st.body[-1]):
                         level, evidence = f, st
                     continue
+                if isinstance(st, ast.Assert) and level is None:
+                    t = self._test_level(st.test, function, klass)[0]
+                    if t is not None:  # `assert comm_cls == CudaCommunicator`
+                        level, evidence = t, st
                 blocks = [getattr(st, n, None) or [] for n in ("body", "orelse", "finalbody")]
                 blocks += [h.body for h in getattr(st, "handlers", None) or []]
                 blocks += [c.body for c in getattr(st, "cases", None) or []]

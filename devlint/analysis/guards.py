@@ -12,7 +12,7 @@ from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
-    GATE_NAME, SKIP_IF, SKIP_UNLESS, cuda_only_type, falsy_exit, guard_reason,
+    GATE_NAME, SKIP_IF, SKIP_UNLESS, cuda_class_test, cuda_only_type, falsy_exit, guard_reason,
     is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
@@ -191,7 +191,7 @@ class GuardTests:
                 return True, False, None
         if is_backend_test(test):  # `"CUDAExecutionProvider" in providers`
             return True, False, None
-        if cuda_only_type(test):  # `isinstance(d, NVLSDispatcher)`
+        if cuda_only_type(test) or cuda_class_test(test):  # `isinstance(d, NVLSDispatcher)`
             return True, False, None
         build = cuda_build_test(test, self.f.qualname)
         if build:  # `version.parse(torch.version.cuda) > version.parse("11.4")`
@@ -274,11 +274,14 @@ class GuardTests:
                     and _called_name(st.value) in SKIP_IF | SKIP_UNLESS:
                 self.bound_marks[st.targets[0].id] = st.value
 
-    def _establishes_quietly(self, test) -> bool:
+    def _establishes_quietly(self, test, where=None) -> bool:
         """A test that establishes CUDA when true and is no finding itself (a platform query,
-        a flag, a capability or stack test; not `torch.cuda.is_available()`, whose fix
-        rewrites the operands after it too)."""
+        a flag, a capability or stack test, a value made only on CUDA; not
+        `torch.cuda.is_available()`, whose fix rewrites the operands after it too)."""
         on_true, _, tensor = self._sides(test)
+        if not on_true and tensor is None and where is not None:
+            found = self.value_test(test, where.function, where.klass)  # `self.comm and ...`
+            return found is not None and found[0] > 0 and found[1].principle == "cuda-value"
         return on_true and tensor is None and not self._reported_gate(test)
 
     def _reported_gate(self, test) -> bool:

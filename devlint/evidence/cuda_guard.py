@@ -15,8 +15,9 @@ CUDA: `if check_gpu_memory():` guards its body, and the helper's own test stays 
 `torch.cuda.is_current_stream_capturing()` (true only while a CUDA stream captures a CUDA
 graph; a flag assigned from it too), `isinstance(x, C)` where the class `C` is named after a
 CUDA-only stack (`NVLSAllGatherVDispatcher`, `FlashInferBackend`: `cuda_only_scope`'s words;
-every class of a tuple must be; a class named only `Cuda...` is not: the word alone names
-no stack), and the skip gate of the enclosing test or class
+every class of a tuple must be), a test that an object is, or a class is, the CUDA
+implementation of something (`isinstance(comm, CudaCommunicator)`, `assert comm_cls ==
+CudaCommunicator`: a CamelCase class name that starts with `Cuda`/`CUDA`), and the skip gate of the enclosing test or class
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
 `@requires_cuda`, a skip mark bound to a name at module level: `requires_hopper =
 pytest.mark.skipif(...)` then `@requires_hopper`) where that gate is itself a finding (DL203)
@@ -114,6 +115,25 @@ def cuda_only_type(test) -> bool:
     types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
     names = [t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "") for t in types]
     return bool(names) and all(n and _VENDOR_NAME.search(n.lower()) for n in names)
+
+
+_CUDA_CLASS = re.compile(r"^_*(?:Cuda|CUDA)(?=[A-Z])")
+
+
+def cuda_class_test(test) -> bool:
+    """`x == CudaCommunicator`, `x is CudaCommunicator`, `isinstance(x, CudaCommunicator)`:
+    the object is the CUDA implementation of something (a class whose CamelCase name starts
+    with `Cuda`/`CUDA`), which exists only on CUDA."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        sides = [test.left, test.comparators[0]]
+    elif isinstance(test, ast.Call) and getattr(test.func, "id", "") == "isinstance" \
+            and len(test.args) == 2:
+        sides = [test.args[1]]
+    else:
+        return False
+    return any(_CUDA_CLASS.match(s.attr if isinstance(s, ast.Attribute)
+                                 else getattr(s, "id", "")) for s in sides)
 
 
 def falsy_exit(stmt) -> bool:
