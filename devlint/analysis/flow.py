@@ -49,6 +49,7 @@ class ValueFlow:
         self._methods: dict | None = None  # id(method) -> class
         self._sites: dict | None = None  # module-level name -> its references
         self._truth = False  # following a value for a truth test: flags count too
+        self._global_decl: dict | None = None  # name -> functions declaring it global
 
     # --- producers --------------------------------------------------------------------
     def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
@@ -138,6 +139,19 @@ class ValueFlow:
                              if isinstance(cls, ast.ClassDef)
                              for st in cls.body if isinstance(st, _FUNCS)}
         return self._methods
+
+    def _globals(self) -> dict:
+        """name -> the functions that declare it `global`."""
+        if self._global_decl is None:
+            self._global_decl = {}
+            if "global " in self.f.text:
+                for fn in ast.walk(self.f.tree):
+                    if isinstance(fn, _FUNCS):
+                        for n in _own_nodes(fn):
+                            if isinstance(n, ast.Global):
+                                for name in n.names:
+                                    self._global_decl.setdefault(name, []).append(fn)
+        return self._global_decl
 
     def _module_defs(self) -> dict:
         if self._defs is None:
@@ -293,13 +307,11 @@ class ValueFlow:
             levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)
             # the functions that declare it `global` store into it too (a cached singleton:
             # `global _s; if _s is None and is_cuda(): _s = torch.cuda.Stream()`)
-            for fn in ast.walk(self.f.tree):
+            for fn in self._globals().get(name, ()):
                 if levels is None:
                     break
-                if isinstance(fn, _FUNCS) and any(isinstance(n, ast.Global) and name in n.names
-                                                  for n in _own_nodes(fn)):
-                    more = self._store_levels(fn.body, is_name, fn, None, depth)
-                    levels = None if more is None else levels + more
+                more = self._store_levels(fn.body, is_name, fn, None, depth)
+                levels = None if more is None else levels + more
         self._names[key] = None if levels is None else self._joined(levels)
         return self._names[key]
 
