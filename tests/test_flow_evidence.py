@@ -291,3 +291,25 @@ def test_an_operand_after_one_that_establishes_cuda_is_cuda_s():
     # the operand after `_is_cuda` is not reported; a lone tensor test is, and so is every
     # operand after `torch.cuda.is_available()` (itself a finding, whose fix rewrites them)
     assert rows == [("DL202", 8), ("DL401", 10), ("DL401", 10)]
+
+
+_PRIVATE = (_PRODUCER + "@dataclass\nclass _State:\n    stream: object\n"
+            "    done: object = field(default_factory=torch.cuda.Event)\n\n\n"
+            "class Layer:\n    def __init__(self, cfg):\n        s = make_stream(cfg)\n"
+            "        self.state = _State(s) if s is not None else None\n")  # row 12: the Event
+
+
+def test_a_private_class_used_only_on_cuda_is_cuda_s():
+    why = _api_reasons(_PRIVATE)[12]
+    assert why is not None and why.principle == "cuda-value", why
+    assert "`_State`" in why and why.location == "pkg/mod.py:19"
+
+
+@pytest.mark.parametrize("extra", [
+    "\n\ndef fresh():\n    return _State(None)\n",  # also built off CUDA
+    "\n\nFACTORY = _State\n",  # passed on as a value: not followed
+])
+def test_limits_of_private_classes_used_only_on_cuda(extra):
+    assert _api_reasons(_PRIVATE + extra)[12] is None
+    # a public class may be built elsewhere
+    assert _api_reasons(_PRIVATE.replace("_State", "State"))[12] is None

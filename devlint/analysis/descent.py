@@ -7,6 +7,7 @@ import ast
 import bisect
 
 from devlint.analysis.flow import ValueFlow
+from devlint.analysis.flow_uses import PrivateUses
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
@@ -24,7 +25,7 @@ from devlint.evidence.platform_ladder import (
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 
 
-class Descent(GuardTests, ValueFlow):
+class Descent(GuardTests, ValueFlow, PrivateUses):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -126,14 +127,15 @@ class Descent(GuardTests, ValueFlow):
             self.arguments(stmt.args, stmt, here)
             if stmt.returns is not None:
                 self.expr(stmt.returns, stmt, here, annotation=True)
-            gate = self._skip_gate(stmt)
+            gate = self._skip_gate(stmt) or (not where.guarded and where.level == "module"
+                                             and self.used_on_cuda(stmt))
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)
         elif isinstance(stmt, ast.ClassDef):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
-            gate = self._skip_gate(stmt)
+            gate = self._skip_gate(stmt) or (not where.guarded and self.used_on_cuda(stmt))
             self.block(stmt.body, Where(None, stmt, gate or where.guarded, where.tensor_guard,
                                         None, "class"))
         elif isinstance(stmt, ast.If):

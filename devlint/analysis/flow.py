@@ -12,6 +12,7 @@ from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_value import value_reason
 
 _DEPTH = 4  # producer -> name -> alias -> ...: how far a value is followed
+_BUSY = object()  # a memo entry still being decided
 
 
 def _is_none(node) -> bool:
@@ -29,18 +30,9 @@ def _own_nodes(fn):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _type_test(ref, parent) -> bool:
-    """`ref` names a type only: `isinstance(x, C)`, `issubclass(t, (C, D))`, an annotation."""
-    if isinstance(parent, ast.Tuple):
-        return False  # (the tuple's parent is not known here: not followed)
-    if isinstance(parent, ast.Call) and getattr(parent.func, "id", "") in (
-            "isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is ref:
-        return True
-    return isinstance(parent, ast.AnnAssign) and parent.annotation is ref
-
-
 class ValueFlow:
-    """Mixed into `Descent`: needs `self.f` (the FileFacts), `self._sides` and `self._exits`."""
+    """Mixed into `Descent`: needs `self.f` (the FileFacts), `self._sides` and `self._exits`,
+    and `PrivateUses` (`devlint.analysis.flow_uses`: the file's references to a name)."""
 
     def _flow_init(self):
         self._producers: dict = {}  # id(def) -> (level, evidence node) | None
@@ -49,7 +41,30 @@ class ValueFlow:
         self._methods: dict | None = None  # id(method) -> class
         self._sites: dict | None = None  # module-level name -> its references
         self._truth = False  # following a value for a truth test: flags count too
+        self._tainted = False  # the value being decided read one still being decided
         self._global_decl: dict | None = None  # name -> functions declaring it global
+
+    def _memo(self, cache: dict, key, compute):
+        """`compute()` memoized in `cache`, except a result that depended on a value still
+        being decided (a cycle: `self.s` stored from `state`, `state` read from `self.s`),
+        which is computed again when asked again."""
+        if key in cache:
+            if cache[key] is _BUSY:
+                self._tainted = True
+                return None
+            return cache[key]
+        cache[key] = _BUSY
+        outer, self._tainted = self._tainted, False
+        try:
+            found = compute()
+        finally:
+            tainted = self._tainted
+            self._tainted = outer or tainted
+            if tainted:
+                del cache[key]
+        if not tainted:
+            cache[key] = found
+        return found
 
     # --- producers --------------------------------------------------------------------
     def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
@@ -71,10 +86,9 @@ class ValueFlow:
         """(level, evidence) where every value `fn` returns other than None is computed under
         a test that establishes CUDA ("cuda") or a CUDA-alike platform ("alike"), and it
         returns one somewhere; else None. A generator is no producer."""
-        key = id(fn)
-        if key in self._producers:
-            return self._producers[key]
-        self._producers[key] = None  # while deciding (recursion)
+        return self._memo(self._producers, id(fn), lambda: self._producer(fn))
+
+    def _producer(self, fn):
         found = []  # (level, evidence)
         ok = [True]
 
@@ -129,8 +143,7 @@ class ValueFlow:
         if not ok[0] or not found:
             return None
         level = "cuda" if all(lv == "cuda" for lv, _ in found) else "alike"
-        self._producers[key] = (level, found[0][1])
-        return self._producers[key]
+        return level, found[0][1]
 
     def _klass_of(self) -> dict:
         """id(method) -> its class, for the classes at module level."""
@@ -276,11 +289,10 @@ class ValueFlow:
 
     def _name_level(self, name, function, klass, depth):
         scope = function if function is not None else self.f.tree
-        key = (id(scope), name, self._truth)
-        if key in self._names:
-            return self._names[key]
-        self._names[key] = None
+        return self._memo(self._names, (id(scope), name, self._truth),
+                          lambda: self._name_level_of(name, function, klass, depth))
 
+    def _name_level_of(self, name, function, klass, depth):
         def is_name(t):
             return isinstance(t, ast.Name) and t.id == name
 
@@ -295,14 +307,10 @@ class ValueFlow:
                     return None  # a parameter: its callers choose its value
             levels = self._store_levels(function.body, is_name, function, klass, depth)
             if levels is not None and name in params:
-                levels = passed + levels
-                self._names[key] = self._joined(levels)
-                return self._names[key]
+                return self._joined(passed + levels)
             if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
                                         for n in _own_nodes(function)):
-                found = self._name_level(name, None, None, depth + 1)  # a module name
-                self._names[key] = found
-                return found
+                return self._name_level(name, None, None, depth + 1)  # a module name
         else:
             levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)
             # the functions that declare it `global` store into it too (a cached singleton:
@@ -312,90 +320,15 @@ class ValueFlow:
                     break
                 more = self._store_levels(fn.body, is_name, fn, None, depth)
                 levels = None if more is None else levels + more
-        self._names[key] = None if levels is None else self._joined(levels)
-        return self._names[key]
-
-    def _call_sites(self) -> dict:
-        """name -> [(node, function, class)] of every reference to a module-level name of
-        the file (`f`, `C`), with the function and class it stands in."""
-        if self._sites is None:
-            self._sites = {}
-
-            def walk(node, function, klass):
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, _FUNCS):
-                        for d in (*child.decorator_list, *child.args.defaults,
-                                  *(x for x in child.args.kw_defaults if x is not None)):
-                            walk(d, function, klass)
-                        walk_body(child, child, klass)
-                    elif isinstance(child, ast.ClassDef):
-                        for d in (*child.decorator_list, *child.bases):
-                            walk(d, function, klass)
-                        walk_body(child, function, child)
-                    else:
-                        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-                            self._sites.setdefault(child.id, []).append(
-                                (child, function, klass, node))
-                        walk(child, function, klass)
-
-            def walk_body(scope, function, klass):
-                for st in scope.body:
-                    walk(ast.Module(body=[st], type_ignores=[]), function, klass)
-
-            walk(self.f.tree, None, None)
-        return self._sites
-
-    def _passed_levels(self, function, klass, name, depth):
-        """[(level, evidence)] of the values the file's calls pass to parameter `name` of a
-        module-level function, or of a module-level class's `__init__`, whose default is None:
-        every reference to it is a call that passes a value made only on CUDA, or None, or
-        nothing (the default). None otherwise (a reference that is no call, `*args`/`**kw`, a
-        value of another kind)."""
-        a = function.args
-        positional = [x.arg for x in (*a.posonlyargs, *a.args)]
-        defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
-        defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults)})
-        if not _is_none(defaults.get(name)):
-            return None
-        if klass is not None:
-            if function.name != "__init__" or klass not in self.f.tree.body:
-                return None
-            callee, positional = klass.name, positional[1:]
-        elif function in self.f.tree.body:
-            callee = function.name
-        else:
-            return None
-        sites = self._call_sites().get(callee, [])
-        if not sites:
-            return None
-        levels = []
-        for ref, fn, cls, parent in sites:
-            if _type_test(ref, parent):
-                continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
-            if not (isinstance(parent, ast.Call) and parent.func is ref) or any(
-                    isinstance(x, ast.Starred) for x in parent.args) or any(
-                    k.arg is None for k in parent.keywords):
-                return None
-            value = next((k.value for k in parent.keywords if k.arg == name), None)
-            if value is None and name in positional \
-                    and positional.index(name) < len(parent.args):
-                value = parent.args[positional.index(name)]
-            if value is None or _is_none(value):
-                continue
-            lv = self.value_level(value, fn, cls, depth + 1)
-            if lv is None:
-                return None
-            levels.append(lv)
-        return levels
+        return None if levels is None else self._joined(levels)
 
     def _attr_level(self, attr, klass, depth):
         """`self.attr` of `klass`: every value any method stores into it (and the class
         attribute of that name, its default)."""
-        key = (id(klass), "self." + attr, self._truth)
-        if key in self._names:
-            return self._names[key]
-        self._names[key] = None
+        return self._memo(self._names, (id(klass), "self." + attr, self._truth),
+                          lambda: self._attr_level_of(attr, klass, depth))
 
+    def _attr_level_of(self, attr, klass, depth):
         def is_attr(t):
             return isinstance(t, ast.Attribute) and t.attr == attr \
                 and isinstance(t.value, ast.Name) and t.value.id == "self"
@@ -413,8 +346,7 @@ class ValueFlow:
             if found is None:
                 return None
             levels += found
-        self._names[key] = self._joined(levels)
-        return self._names[key]
+        return self._joined(levels)
 
     @staticmethod
     def _assigned(node, is_target):

@@ -25,6 +25,10 @@ holds such values (or None) is not None, and is true, only on CUDA. So the code 
 return`, and in the else-branch of `if s is None:` runs only on CUDA, like the code under the
 producer's own test. Evidence: where the value is made under its test (the test's line, or
 the conditional expression's).
+A private class or function of the file (its name starts with `_`: its module holds every
+use) that is constructed or called only there, under such tests (`_State(stream=s) if s is
+not None else None`), is CUDA's as a whole, like code under the test (evidence: the first
+use's test).
 Limits: statically visible chains only: the producer is a function of the same file (a
 module-level function, or a method called through `self`) and every definition of its name is
 one; the value is followed through assignments to a local name, a module name or a `self`
@@ -53,3 +57,15 @@ def value_reason(level: str, evidence, test, path: str | None) -> Reason:
     return Reason("cuda-alike-guard", "under a test of a value that exists only on a "
                   "CUDA-alike platform (CUDA or ROCm: torch.cuda is its API; made under the "
                   "test here, None elsewhere)", path, line)
+
+
+def used_on_cuda_reason(level: str, name: str, evidence, path: str | None) -> Reason:
+    """The Reason of a candidate in a private class or function used only under a test that
+    establishes CUDA ("cuda") or a CUDA-alike platform ("alike")."""
+    line = getattr(evidence, "lineno", None)
+    if level == "cuda":
+        return Reason("cuda-value", f"`{name}` is private to its file and used there only "
+                      "under a test that establishes CUDA", path, line)
+    return Reason("cuda-alike-guard", f"`{name}` is private to its file and used there only "
+                  "under a test for a CUDA-alike platform (CUDA or ROCm: torch.cuda is its "
+                  "API)", path, line)
