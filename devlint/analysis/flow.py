@@ -13,6 +13,7 @@ from devlint.evidence.cuda_value import value_reason
 
 _DEPTH = 4  # producer -> name -> alias -> ...: how far a value is followed
 _BUSY = object()  # a memo entry still being decided
+_BUDGET = 2000  # values a file may ask about (each memoized); beyond it nothing is followed
 
 
 def _is_none(node) -> bool:
@@ -42,6 +43,7 @@ class ValueFlow:
         self._sites: dict | None = None  # module-level name -> its references
         self._truth = False  # following a value for a truth test: flags count too
         self._tainted = False  # the value being decided read one still being decided
+        self._budget = _BUDGET  # questions left for this file
         self._global_decl: dict | None = None  # name -> functions declaring it global
 
     def _memo(self, cache: dict, key, compute):
@@ -53,6 +55,9 @@ class ValueFlow:
                 self._tainted = True
                 return None
             return cache[key]
+        self._budget -= 1
+        if self._budget < 0:  # a file whose values are too tangled: nothing is followed
+            return None
         cache[key] = _BUSY
         outer, self._tainted = self._tainted, False
         try:
@@ -103,7 +108,7 @@ class ValueFlow:
                     if v is None or _is_none(v):
                         continue
                     if isinstance(v, ast.IfExp) and (_is_none(v.orelse) or _is_none(v.body)):
-                        t, f = self._test_level(v.test, fn, klass_of.get(id(fn)))
+                        t, f = self._test_level(v.test)
                         lv = t if _is_none(v.orelse) else f
                         if lv is not None:
                             found.append((lv, v))
@@ -118,7 +123,7 @@ class ValueFlow:
                     found.append((level, evidence))
                     continue
                 if isinstance(st, ast.If):
-                    t, f = self._test_level(st.test, fn, klass_of.get(id(fn)))
+                    t, f = self._test_level(st.test)
                     visit(st.body, level or t, evidence if level else st)
                     visit(st.orelse, level or f, evidence if level else st)
                     if level is None and f is not None and not st.orelse and st.body \
@@ -126,7 +131,7 @@ class ValueFlow:
                         level, evidence = f, st  # `if not is_cuda(): return None`
                     continue
                 if isinstance(st, ast.Assert) and level is None:
-                    t = self._test_level(st.test, fn, klass_of.get(id(fn)))[0]
+                    t = self._test_level(st.test)[0]
                     if t is not None:
                         level, evidence = t, st
                 for name in ("body", "orelse", "finalbody"):
@@ -227,7 +232,7 @@ class ValueFlow:
                     continue
                 if isinstance(st, ast.If):
                     out.append((st.test, level, evidence))
-                    t, f = self._test_level(st.test, function, klass)
+                    t, f = self._test_level(st.test)
                     visit(st.body, level or t, evidence if level else st)
                     visit(st.orelse, level or f, evidence if level else st)
                     if level is None and f is not None and not st.orelse and st.body \
@@ -235,7 +240,7 @@ class ValueFlow:
                         level, evidence = f, st
                     continue
                 if isinstance(st, ast.Assert) and level is None:
-                    t = self._test_level(st.test, function, klass)[0]
+                    t = self._test_level(st.test)[0]
                     if t is not None:  # `assert comm_cls == CudaCommunicator`
                         level, evidence = t, st
                 blocks = [getattr(st, n, None) or [] for n in ("body", "orelse", "finalbody")]
@@ -274,7 +279,7 @@ class ValueFlow:
                         continue
                     lv = self.value_level(v, function, klass, depth + 1)
                     if lv is None and self._truth:  # a flag: `_is_cuda and not disabled`
-                        on_true = self._test_level(v, function, klass)[0]
+                        on_true = self._test_level(v)[0]
                         lv = None if on_true is None else (on_true, v)
                     if lv is None:
                         return None
