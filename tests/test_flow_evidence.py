@@ -197,6 +197,11 @@ def test_a_cuda_alike_value_leaves_the_device_literals_reported():
      "        if self.fuse is not None:\n            torch.cuda.synchronize()\n", 10),
     ("class I:\n    def __init__(self, cfg):\n        self.fuse = cfg.fuse\n\n    def f(self):\n"
      "        if self.fuse:\n            torch.cuda.synchronize()\n", 7),
+    # made under `torch.cuda.is_available()`: that test is a finding, fixed with its users
+    ("class G:\n    def __init__(self, use):\n        self.s = None\n        if use:\n"
+     "            if torch.cuda.is_available():\n                self.s = torch.cuda.Stream()\n\n"
+     "    def off(self):\n        if self.s is not None:\n            torch.cuda.synchronize()\n",
+     10),
     # a generator is no producer
     ("def make():\n    if current_platform.is_cuda():\n        yield torch.cuda.Stream()\n"
      "    return None\n\n\ndef f():\n    s = make()\n    if s is not None:\n"

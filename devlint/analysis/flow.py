@@ -9,10 +9,14 @@ import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
 from devlint.evidence.cuda_alike_guard import alike_polarity
+from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
 
 _DEPTH = 4  # producer -> name -> alias -> ...: how far a value is followed
 _BUSY = object()  # a memo entry still being decided
+# tests that are findings themselves, whose fix asks for any accelerator
+_FIXED_WITH_IT = {"torch.cuda.is_available", "torch.cuda.device_count",
+                  "torch.cuda.is_initialized"}
 _BUDGET = 2000  # values a file may ask about (each memoized); beyond it nothing is followed
 
 
@@ -75,6 +79,8 @@ class ValueFlow:
     def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
         """(level when true, level when false): "cuda" where the test establishes CUDA,
         "alike" where it establishes a CUDA-alike platform (CUDA or ROCm), else None."""
+        if self._fixed_with_it(test):
+            return None, None
         on_true, on_false, tensor = self._sides(test)
         if tensor is not None:
             on_true = False  # `t.is_cuda` says where a tensor is, not which platform runs
@@ -86,6 +92,21 @@ class ValueFlow:
                 return (lv if found[0] > 0 else None, lv if found[0] < 0 else None)
         return ("cuda" if on_true else "alike" if alike > 0 else None,
                 "cuda" if on_false else "alike" if alike < 0 else None)
+
+    def _fixed_with_it(self, test) -> bool:
+        """A test that is itself a finding whose fix makes the value on any accelerator
+        (`torch.cuda.is_available()`, `device_count()`), unless it also asks for a compute
+        capability (CUDA-only by purpose)."""
+        asks = False
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call):
+                q = self.f.qualname(n.func) or ""
+                if q in _FIXED_WITH_IT:
+                    asks = True
+                elif q in _CAPABILITY_QUERIES or is_capability_name(
+                        getattr(n.func, "attr", getattr(n.func, "id", ""))):
+                    return False
+        return asks
 
     def producer(self, fn):
         """(level, evidence) where every value `fn` returns other than None is computed under

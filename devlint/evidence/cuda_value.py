@@ -38,7 +38,10 @@ parameter that defaults to None of a module-level function or class (`__init__`)
 every reference to that function or class in the file is a call that passes such a value,
 None or nothing (`isinstance` and annotations aside; a reference of any other kind, or
 `*args`/`**kwargs`, and the parameter is the caller's choice); no more than a few steps. A producer that returns a value without a CUDA test on
-some path, or a generator, is none. A value made under `is_cuda_alike()` / `is_rocm()` exists
+some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
+`device_count()` (without a compute-capability test beside it) is none either: that test is
+itself a finding, and its fix makes the value on any accelerator, so the code that tests the
+value is fixed with it (diffusers' group offloading: cross corpus 005). A value made under `is_cuda_alike()` / `is_rocm()` exists
 on ROCm too: it exempts the `torch.cuda` API only (as `cuda-alike-guard`), never a device
 literal. The producer's own test stays a finding where it is one.
 """
