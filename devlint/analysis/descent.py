@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import bisect
 
+from devlint.analysis.flow import ValueFlow
+from devlint.analysis.flow_uses import PrivateUses
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
@@ -24,7 +26,7 @@ from devlint.evidence.platform_ladder import (
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 
 
-class Descent(GuardTests):
+class Descent(GuardTests, ValueFlow, PrivateUses):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -39,11 +41,12 @@ class Descent(GuardTests):
         self.chained: set = set()  # ids of `if`s already seen as part of a chain
         self.ladder_tests: dict = {}  # id(if) -> Reason: the test of a ladder's arm
         self.ladder_else: dict = {}  # id(last if of a ladder) -> Reason for its final else
-        self.helpers: dict = {}  # name -> "query" | "requires": CUDA helpers of the file
+        self.helpers: dict = {}  # name -> "query" | "requires" | "requires+query"
         self.arm_reasons: dict = {}  # id(if) -> Reason of a CUDA arm other than a ladder's
         self.bound_marks: dict = {}  # name -> the skip mark bound to it at module level
         self.module_gate = None  # the Reason of a `pytestmark` that requires CUDA
         self.method_gates: dict = {}  # id(class) -> the Reason gating its methods' bodies
+        self._flow_init()
 
     def is_hot(self, node) -> bool:
         first = node.lineno
@@ -97,11 +100,20 @@ class Descent(GuardTests):
             # `assert t.is_cuda` is DL201's finding, not a platform guard
             polarity = 1 if on_true and tensor is None else 0
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and self.helpers.get(_called_name(stmt.value)) == "requires":
+                and self.helpers.get(_called_name(stmt.value)) in ("requires",
+                                                                    "requires+query"):
             polarity, kind = 1, "helper"  # `_require_cuda()`
         if polarity > 0:
             return Where(where.function, where.klass, guard_reason(kind, stmt, self.f.path),
                          where.tensor_guard, None, where.level)
+        if not where.guarded and (isinstance(stmt, ast.Assert) or (
+                isinstance(stmt, ast.If) and not stmt.orelse and stmt.body
+                and self._exits(stmt.body[-1]))):
+            # `assert s is not None`, `if s is None: return` of a value made only on CUDA
+            found = self.value_test(stmt.test, where.function, where.klass)
+            if found is not None and found[0] == (1 if isinstance(stmt, ast.Assert) else -1):
+                return Where(where.function, where.klass, found[1], where.tensor_guard, None,
+                             where.level)
         if not where.guarded and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]) and alike_polarity(stmt.test) < 0:
             # `if not is_cuda_alike(): return`: the torch.cuda API rules only
@@ -125,14 +137,16 @@ class Descent(GuardTests):
             gate = self._skip_gate(stmt) or (
                 (self.module_gate if stmt.name not in called_at_import(self.f.tree) else None)
                 if where.level == "module" else
-                self._method_gate(where.klass, stmt.name) if where.level == "class" else None)
+                self._method_gate(where.klass, stmt.name) if where.level == "class" else None
+            ) or (not where.guarded and where.level == "module" and self.used_on_cuda(stmt))
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)
         elif isinstance(stmt, ast.ClassDef):
             for e in (*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)):
                 self.expr(e, stmt, here)
-            gate = self._skip_gate(stmt)
+            gate = self._skip_gate(stmt) or (
+                not where.guarded and self.used_on_cuda(stmt)) or None
             if gate is None:
                 # a gate in the set-up, or the module's `pytestmark`: the methods' bodies run
                 # only past it (the class body itself runs at import)
@@ -156,12 +170,22 @@ class Descent(GuardTests):
             if id(stmt) in self.dispatch_arms:
                 on_true, tensor = True, None
                 why = self.arm_reasons.get(id(stmt)) or ladder_reason(stmt, self.f.path)
+            value_else = value_alike = None
+            if not on_true and not on_false and not where.guarded:
+                # a test of a value made only on CUDA (`devlint.evidence.cuda_value`)
+                found = self.value_test(stmt.test, where.function, where.klass)
+                if found is not None and found[1].principle != "cuda-value":
+                    value_alike = found
+                elif found is not None and found[0] > 0:
+                    on_true, tensor, why = True, None, found[1]
+                elif found is not None:
+                    on_false, value_else = True, found[1]
             if not on_true:
                 used = cuda_library_call(stmt.body, self.f.qualname)
                 if used is not None:  # the arm calls a CUDA-only library
                     on_true, tensor, why = True, None, arm_reason(*used, self.f.path)
             body_w = self._guarded(where, on_true, tensor, why)
-            else_why = guard_reason("else", stmt.test, self.f.path)
+            else_why = value_else or guard_reason("else", stmt.test, self.f.path)
             if id(stmt) in self.ladder_else:
                 on_false, else_why = True, self.ladder_else[id(stmt)]
             else_w = self._guarded(where, on_false and not on_true, None, else_why)
@@ -172,6 +196,10 @@ class Descent(GuardTests):
             elif alike < 0 and not on_false:
                 else_w = self._guarded(where, True, None,
                                        alike_guard_reason(stmt.test, self.f.path))
+            elif value_alike is not None and value_alike[0] > 0:  # the torch.cuda API only
+                body_w = self._guarded(where, True, None, value_alike[1])
+            elif value_alike is not None:
+                else_w = self._guarded(where, True, None, value_alike[1])
             self.block(stmt.body, body_w)
             self.block(stmt.orelse, else_w)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -344,6 +372,19 @@ class Descent(GuardTests):
                             stack.append((v, node, self._guarded(w, True, None, why)))
                         continue
                     w = self._guarded(w, True, None, why)
+                elif isinstance(node.op, ast.And) and not w.guarded:
+                    # `_is_cuda and x.is_cuda and ...`: the operands after one that
+                    # establishes CUDA are evaluated only on CUDA
+                    first = next((i for i, v in enumerate(node.values[:-1])
+                                  if self._establishes_quietly(v, w)), None)
+                    if first is not None:
+                        why = guard_reason("operand", node.values[first], f.path)
+                        on = self._guarded(w, True, None, why)
+                        for i, v in enumerate(node.values):
+                            if i > first:
+                                wmap[id(v)] = on  # the operand itself (DL202's tests)
+                            stack.append((v, node, on if i > first else w))
+                        continue
             elif t in _DISPLAYS:
                 why = several_platforms.collection_reason(node, f.path)
                 if why is not None:

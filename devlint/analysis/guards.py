@@ -13,7 +13,8 @@ from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
 from devlint.evidence.cuda_guard import (
     _CAPABILITY_QUERIES, _PLATFORM_CUDA_QUERIES, _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES,
-    GATE_NAME, SKIP_IF, SKIP_UNLESS, guard_reason, is_capability_name,
+    GATE_NAME, SKIP_IF, SKIP_UNLESS, cuda_class_test, cuda_only_type, falsy_exit, guard_reason,
+    is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
     _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason,
@@ -58,7 +59,10 @@ class GuardTests:
                 self.helpers[fn.name] = "requires"
             elif isinstance(first, ast.If) and not first.orelse and first.body \
                     and self._exits(first.body[-1]) and self._sides(first.test)[1]:
-                self.helpers[fn.name] = "requires"
+                # `if not torch.cuda.is_available(): return False` before anything else: a
+                # true result means CUDA (`if check_gpu_memory():`), `cuda_guard`'s helper
+                self.helpers[fn.name] = "requires+query" if falsy_exit(first.body[-1]) \
+                    else "requires"
 
     # --- statements ----------------------------------------------------------------
     def _platform_query(self, test) -> str | None:
@@ -192,11 +196,13 @@ class GuardTests:
             func = test.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name in _PLATFORM_CUDA_QUERIES or is_capability_name(name) \
-                    or self.helpers.get(name) == "query":
+                    or self.helpers.get(name) in ("query", "requires+query"):
                 return True, False, None
             if q in _TORCH_CUDA_COUNTS:  # a bare count: true with a device
                 return True, False, None
         if is_backend_test(test):  # `"CUDAExecutionProvider" in providers`
+            return True, False, None
+        if cuda_only_type(test) or cuda_class_test(test):  # `isinstance(d, NVLSDispatcher)`
             return True, False, None
         build = cuda_build_test(test, self.f.qualname)
         if build:  # `version.parse(torch.version.cuda) > version.parse("11.4")`
@@ -343,6 +349,16 @@ class GuardTests:
                     and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Call) \
                     and _called_name(st.value) in SKIP_IF | SKIP_UNLESS:
                 self.bound_marks[st.targets[0].id] = st.value
+
+    def _establishes_quietly(self, test, where=None) -> bool:
+        """A test that establishes CUDA when true and is no finding itself (a platform query,
+        a flag, a capability or stack test, a value made only on CUDA; not
+        `torch.cuda.is_available()`, whose fix rewrites the operands after it too)."""
+        on_true, _, tensor = self._sides(test)
+        if not on_true and tensor is None and where is not None:
+            found = self.value_test(test, where.function, where.klass)  # `self.comm and ...`
+            return found is not None and found[0] > 0 and found[1].principle == "cuda-value"
+        return on_true and tensor is None and not self._reported_gate(test)
 
     def _reported_gate(self, test) -> bool:
         """A gate that is itself a finding (DL203: it asks `torch.cuda`), or that asks for a

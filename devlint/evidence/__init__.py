@@ -44,7 +44,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `abstract_default`: the default of an empty abstract method's parameter; `cuda_only_arm`:
   the arm of an `if` that calls a CUDA-only library; `compared_value`: a test value stored in
   a record and compared back; `dead_value`: a value assigned to a name never read;
-  `cuda_build`: a test of the CUDA toolkit version (a `cuda-guard`).
+  `cuda_build`: a test of the CUDA toolkit version (a `cuda-guard`); `mock_target`: the
+  target a test patches; `cuda_value`: a value made only on CUDA (else None), tested before
+  use (`devlint.analysis.flow` follows it); `fake_tensor`: the device of a record standing in
+  for a tensor, given to mocked code.
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double`, `only_called_on_cuda` and
@@ -87,6 +90,9 @@ PRINCIPLES = {
     "cuda-graph-capture": "devlint.evidence.cuda_graph_capture",
     "nvidia-tool": "devlint.evidence.nvidia_tool",
     "flash-attention-impl": "devlint.evidence.flash_attention_impl",
+    "mock-target": "devlint.evidence.mock_target",
+    "cuda-value": "devlint.evidence.cuda_value",
+    "fake-tensor": "devlint.evidence.fake_tensor",
 }
 
 

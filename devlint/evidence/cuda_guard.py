@@ -9,7 +9,15 @@ Also `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`,
 (9, 0)`, `is_sm_at_least_90()`, `is_hopper()`), a flag assigned from any of these
 (`_is_cuda = torch.cuda.is_available()`, at module or function level), a helper of the same
 file that returns such a test or asserts/requires one before anything else (`_require_cuda()`
-as a statement guards the rest of its block), and the skip gate of the enclosing test or class
+as a statement guards the rest of its block; a helper whose first statement returns a false
+value unless CUDA is there, `if not torch.cuda.is_available(): return False`, is true only on
+CUDA: `if check_gpu_memory():` guards its body, and the helper's own test stays the finding),
+`torch.cuda.is_current_stream_capturing()` (true only while a CUDA stream captures a CUDA
+graph; a flag assigned from it too), `isinstance(x, C)` where the class `C` is named after a
+CUDA-only stack (`NVLSAllGatherVDispatcher`, `FlashInferBackend`: `cuda_only_scope`'s words;
+every class of a tuple must be), a test that an object is, or a class is, the CUDA
+implementation of something (`isinstance(comm, CudaCommunicator)`, `assert comm_cls ==
+CudaCommunicator`: a CamelCase class name that starts with `Cuda`/`CUDA`), and the skip gate of the enclosing test or class
 (`@skipif(not torch.cuda.is_available())`, `@skipUnless(is_sm_at_least_90())`,
 `@requires_cuda`, a skip mark bound to a name at module level: `requires_hopper =
 pytest.mark.skipif(...)` then `@requires_hopper`) where that gate is itself a finding (DL203)
@@ -18,7 +26,9 @@ or asks for a compute capability (NVIDIA SM or AMD architecture) or a CUDA toolk
 _CUDA_IS_AVAILABLE)`) is no such finding, and upstream fixed the devices under one (torchao's
 test_qat.py, cross corpus 020); a gate on a query that merely asks (`not current_platform.is_cuda()`) exempts
 nothing under it (upstream fixes the literals under such gates, vLLM PR #37566). `and`/`or`/`not` combine them: the else-branch of
-`x or device.type != "cuda"` is CUDA's.
+`x or device.type != "cuda"` is CUDA's; in `_is_cuda and x.is_cuda and ...` the operands after
+one that establishes CUDA (and is no finding itself: a platform query, a flag, a capability
+test, not `torch.cuda.is_available()`, whose fix rewrites them too) run only on CUDA.
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
 platform; `if device == "cpu": return` is not evidence of CUDA, nor is excluding some
 platforms (`not is_xpu() and not is_rocm()`). The guard itself is no exemption: an
@@ -42,7 +52,9 @@ _PLATFORM_CUDA_QUERIES = {"is_cuda"}
 # `torch.cuda.is_available()` is not among the guards: code uses it to ask "is there a GPU?",
 # and upstream fixes rewrite the literals under it (vLLM PR #38901 keeps the test and changes
 # `device = "cuda:0"` below it); it is itself a DL401 finding.
-_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized", "torch.cuda.is_available"}
+_TORCH_CUDA_QUERIES = {"torch.cuda.is_initialized", "torch.cuda.is_available",
+                       # true only while a CUDA stream captures a graph
+                       "torch.cuda.is_current_stream_capturing"}
 # counts that are positive only with a CUDA device: `torch.cuda.device_count() > 0`,
 # `len(torch.cuda.default_generators) > 0`
 _TORCH_CUDA_COUNTS = {"torch.cuda.device_count", "torch.cuda.default_generators"}
@@ -88,7 +100,50 @@ _GUARD_TEXT = {
     "gate": "in a test or class whose skip gate requires CUDA",
     "helper": "after a call of a helper that requires CUDA",
     "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
+    "operand": "an operand of `and` after one that establishes CUDA (evaluated only on CUDA)",
 }
+
+
+def cuda_only_type(test) -> bool:
+    """`isinstance(x, C)` (or a tuple of classes) where every class is named after a CUDA-only
+    stack: an instance exists only where that stack runs."""
+    from devlint.evidence.cuda_only_scope import _VENDOR_NAME
+
+    if not (isinstance(test, ast.Call) and getattr(test.func, "id", "") == "isinstance"
+            and len(test.args) == 2):
+        return False
+    types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    names = [t.attr if isinstance(t, ast.Attribute) else getattr(t, "id", "") for t in types]
+    return bool(names) and all(n and _VENDOR_NAME.search(n.lower()) for n in names)
+
+
+_CUDA_CLASS = re.compile(r"^_*(?:Cuda|CUDA)(?=[A-Z])")
+
+
+def cuda_class_test(test) -> bool:
+    """`x == CudaCommunicator`, `x is CudaCommunicator`, `isinstance(x, CudaCommunicator)`:
+    the object is the CUDA implementation of something (a class whose CamelCase name starts
+    with `Cuda`/`CUDA`), which exists only on CUDA."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        sides = [test.left, test.comparators[0]]
+    elif isinstance(test, ast.Call) and getattr(test.func, "id", "") == "isinstance" \
+            and len(test.args) == 2:
+        sides = [test.args[1]]
+    else:
+        return False
+    return any(_CUDA_CLASS.match(s.attr if isinstance(s, ast.Attribute)
+                                 else getattr(s, "id", "")) for s in sides)
+
+
+def falsy_exit(stmt) -> bool:
+    """`return`, `return None`, `return False`, `return 0`: an exit whose value is false, so a
+    helper that takes it unless CUDA is there returns a true value only on CUDA."""
+    if not isinstance(stmt, ast.Return):
+        return False
+    v = stmt.value
+    return v is None or (isinstance(v, ast.Constant) and not v.value
+                         and not isinstance(v.value, str))
 
 
 def is_capability_name(name: str) -> bool:

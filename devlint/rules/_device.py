@@ -9,9 +9,11 @@ from devlint.analysis.fixkit import Expr, bare, role_expr, single_quoted
 from devlint.analysis.infer import infer_device
 from devlint.evidence.abstract_default import abstract_default_reason
 from devlint.evidence.capability import build_query_reason
-from devlint.evidence.compared_value import compared_value_reason
+from devlint.evidence.compared_value import compared_value_reason, resolved_device_reason
 from devlint.evidence.dead_value import dead_value_reason
 from devlint.evidence.dead_default import dead_default_reason
+from devlint.evidence.fake_tensor import fake_tensor_reason
+from devlint.evidence.mock_target import mock_target_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
 from devlint.profiles.torch_api import entries_by_name
@@ -88,7 +90,9 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
                 return printed
     return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
             or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
-            or compared_value_reason(facts, node) or dead_value_reason(facts, node))
+            or compared_value_reason(facts, node) or dead_value_reason(facts, node)
+            or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
+            or fake_tensor_reason(facts, node))
 
 
 def _torch_cuda_api_rule(facts) -> bool:

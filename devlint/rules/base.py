@@ -38,8 +38,8 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
            "several-platforms", "capability-gate", "fast-path", "not-a-device", "print-only", "cuda-twin",
            "sibling-platforms", "cuda-backend", "stated-requirement", "abstract-default",
            "cuda-only-arm", "compared-value", "dead-value",
-           "cuda-kernel-source", "entry-gate", "cuda-graph-capture",
-           "nvidia-tool", "flash-attention-impl")
+           "cuda-kernel-source", "entry-gate", "cuda-graph-capture", "nvidia-tool",
+           "flash-attention-impl", "mock-target", "cuda-value", "fake-tensor")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "dead-default")
 # the table-API rules honour the same principles (under an established guard a table API is
 # no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant

@@ -214,7 +214,8 @@ class IsCudaBranch(Rule):
             if negated is not None:
                 yield negated
                 continue
-            tests = list(cuda_tests(stmt.test))
+            # an operand after one that establishes CUDA (`_is_cuda and x.is_cuda`) is CUDA's
+            tests = [(t, n) for t, n in cuda_tests(stmt.test) if not skipped(facts, t, api=True)]
             if not tests or guards_cuda_only(facts, stmt.body) or _asks_platform(facts, stmt.test):
                 continue
             backend = joined_backend_test(stmt.test)

@@ -5,8 +5,7 @@ import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix
-from devlint.profiles.torch_api import best_entry, entries_by_name
-from devlint.rules._api_table import table_findings, target_of
+from devlint.rules._api_table import table_findings
 from devlint.analysis.infer import infer_device
 from devlint.rules._device import skipped
 from devlint.rules.base import TABLE_API, Invalid, Rule, Valid
@@ -48,9 +47,9 @@ class TorchCudaApi(Rule):
     are no-ops) or has nothing to do there (resetting counters) the fix asks for an accelerator
     first, as below. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
     (DL106 rewrites the whole choice). A test's `mock.patch("torch.cuda.empty_cache", ...)` /
-    `monkeypatch.setattr("torch.cuda.empty_cache", ...)` names the API as a string: once the
-    code under test calls `torch.accelerator.empty_cache`, the patch no longer intercepts it,
-    so the string follows the same table.
+    `monkeypatch.setattr("torch.cuda.empty_cache", ...)` names the API it replaces: a target,
+    not a use (`devlint.evidence.mock_target`); the finding is the call in the code under test,
+    and the patch changes with it.
 
     Where the original runs without an accelerator (`torch.cuda.empty_cache()` is a no-op, the
     memory counters read 0) or has nothing to do there (`synchronize`, resetting counters) while
@@ -119,6 +118,10 @@ class TorchCudaApi(Rule):
         Valid('msg = "torch.cuda.empty_cache is slow"\nname = "torch.cuda.synchronize"\n'),
         # no generic form: the patch stays
         Valid('from unittest.mock import patch\npatch("torch.cuda.get_device_name", f)\n'),
+        Valid('from unittest.mock import patch\n\nwith patch("torch.cuda.synchronize", f):\n'
+              '    run()\n'),
+        Valid('import torch\n\n\ndef test_x(monkeypatch):\n'
+              '    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)\n'),
         # `torch` bound here (not by the star import): not torch's
         Valid("from .common import *\ntorch = Runtime()\ntorch.cuda.synchronize()\n"),
         # a type test, not a construction
@@ -290,10 +293,9 @@ class TorchCudaApi(Rule):
         Invalid("import torch\nif x: torch.cuda.empty_cache()\n",
                 "import torch\nif x: (torch.get_device_module().empty_cache() "
                 "if torch.accelerator.is_available() else None)\n"),
-        Invalid('from unittest.mock import patch\n\nwith patch("torch.cuda.synchronize", f):\n'
-                '    run()\n',
-                'from unittest.mock import patch\n\nwith patch("torch.accelerator.synchronize", f):\n'
-                '    run()\n'),
+        # a patch target names what the test replaces (`mock-target`); the replacement runs
+        Invalid('import torch\nfrom unittest.mock import patch\n\nwith patch('
+                '"torch.cuda.synchronize", torch.cuda.empty_cache):\n    run()\n', None),
         # limits: a test whose other branch does work chooses behaviour; a function named after
         # CUDA graphs (capturing one or not: the synchronisations around a capture have generic
         # forms, vLLM #37566)
@@ -309,7 +311,6 @@ class TorchCudaApi(Rule):
 
     def check(self, facts):
         yield from table_findings(self, facts)
-        yield from self._patched_names(facts)
         yield from self._legacy_tensor_types(facts)
 
     def _legacy_tensor_types(self, facts):
@@ -355,34 +356,6 @@ class TorchCudaApi(Rule):
                                   f"`torch.tensor`/`torch.empty` with `dtype=torch.{dtype}` and a "
                                   f"device", fix)
 
-    def _patched_names(self, facts):
-        """`patch("torch.cuda.empty_cache", ...)`: the dotted name of an API the table maps."""
-        if not facts.api_strings or facts.cuda_alike:
-            return
-        table = entries_by_name(self.code)
-        target = target_of(facts)
-        for node in facts.api_strings:
-            call = facts.get_parent(node)
-            if not (isinstance(call, ast.Call) and call.args and call.args[0] is node):
-                continue
-            f = call.func
-            callee = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-            if callee not in _PATCHERS or skipped(facts, node, api=True, guards=False):
-                continue
-            entry = best_entry(table.get(node.value, ()), target)
-            if entry is None or not entry.available_for(target) or entry.kind != "call" \
-                    or entry.member:
-                continue  # a patch names a function; `get_device_module().X` is none
-            s, e = facts.span(node)
-            quote = facts.text[s]
-            text = f"{quote}{entry.replacement}{quote}"
-            fix = make_fix(facts, f"Patch `{entry.replacement}`", [Edit(s, e, text)], (),
-                           safe=False)
-            yield self.diagnostic(facts, node, f"patches `{node.value}`, which the code under "
-                                  f"test should call as `{entry.replacement}`", fix)
-
-
-_PATCHERS = {"patch", "setattr"}
 
 # the legacy CUDA tensor types and their dtypes (torch/cuda/__init__.py defines them as
 # `_LegacyStorage`-backed classes; docs: "Tensor type" table of torch.Tensor)

@@ -1,0 +1,450 @@
+"""Values that exist only on CUDA, followed through the file (`devlint.evidence.cuda_value`):
+which functions return a value only under a CUDA test (else None), which names and `self`
+attributes hold only such values (or None), and which tests of them (`is not None`, truth,
+`assert`) therefore establish CUDA. Mixed into the triage descent, which asks `value_test`
+about the `if`s, early exits and asserts that stand over candidates."""
+from __future__ import annotations
+
+import ast
+
+from devlint.analysis.model import _EXITS, _FUNCS
+from devlint.evidence.cuda_alike_guard import alike_polarity
+from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
+from devlint.evidence.cuda_value import value_reason
+
+_DEPTH = 4  # producer -> name -> alias -> ...: how far a value is followed
+_BUSY = object()  # a memo entry still being decided
+# tests that are findings themselves, whose fix asks for any accelerator
+_FIXED_WITH_IT = {"torch.cuda.is_available", "torch.cuda.device_count",
+                  "torch.cuda.is_initialized"}
+_BUDGET = 2000  # values a file may ask about (each memoized); beyond it nothing is followed
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _own_nodes(fn):
+    """The nodes of a function's body, not those of functions or classes nested in it."""
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+class ValueFlow:
+    """Mixed into `Descent`: needs `self.f` (the FileFacts), `self._sides` and `self._exits`,
+    and `PrivateUses` (`devlint.analysis.flow_uses`: the file's references to a name)."""
+
+    def _flow_init(self):
+        self._producers: dict = {}  # id(def) -> (level, evidence node) | None
+        self._names: dict = {}  # (id(scope), name) -> (level, evidence node) | None
+        self._defs: dict | None = None  # name -> [module-level defs]
+        self._methods: dict | None = None  # id(method) -> class
+        self._sites: dict | None = None  # module-level name -> its references
+        self._truth = False  # following a value for a truth test: flags count too
+        self._tainted = False  # the value being decided read one still being decided
+        self._budget = _BUDGET  # questions left for this file
+        self._global_decl: dict | None = None  # name -> functions declaring it global
+
+    def _memo(self, cache: dict, key, compute):
+        """`compute()` memoized in `cache`, except a result that depended on a value still
+        being decided (a cycle: `self.s` stored from `state`, `state` read from `self.s`),
+        which is computed again when asked again."""
+        if key in cache:
+            if cache[key] is _BUSY:
+                self._tainted = True
+                return None
+            return cache[key]
+        self._budget -= 1
+        if self._budget < 0:  # a file whose values are too tangled: nothing is followed
+            return None
+        cache[key] = _BUSY
+        outer, self._tainted = self._tainted, False
+        try:
+            found = compute()
+        finally:
+            tainted = self._tainted
+            self._tainted = outer or tainted
+            if tainted:
+                del cache[key]
+        if not tainted:
+            cache[key] = found
+        return found
+
+    # --- producers --------------------------------------------------------------------
+    def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
+        """(level when true, level when false): "cuda" where the test establishes CUDA,
+        "alike" where it establishes a CUDA-alike platform (CUDA or ROCm), else None."""
+        if self._fixed_with_it(test):
+            return None, None
+        on_true, on_false, tensor = self._sides(test)
+        if tensor is not None:
+            on_true = False  # `t.is_cuda` says where a tensor is, not which platform runs
+        alike = alike_polarity(test)
+        if not (on_true or on_false or alike) and function is not False:
+            found = self._value_polarity(test, function, klass)  # `s is not None`
+            if found is not None:
+                lv = found[1][0]
+                return (lv if found[0] > 0 else None, lv if found[0] < 0 else None)
+        return ("cuda" if on_true else "alike" if alike > 0 else None,
+                "cuda" if on_false else "alike" if alike < 0 else None)
+
+    def _fixed_with_it(self, test) -> bool:
+        """A test that is itself a finding whose fix makes the value on any accelerator
+        (`torch.cuda.is_available()`, `device_count()`), unless it also asks for a compute
+        capability (CUDA-only by purpose)."""
+        asks = False
+        for n in ast.walk(test):
+            if isinstance(n, ast.Call):
+                q = self.f.qualname(n.func) or ""
+                if q in _FIXED_WITH_IT:
+                    asks = True
+                elif q in _CAPABILITY_QUERIES or is_capability_name(
+                        getattr(n.func, "attr", getattr(n.func, "id", ""))):
+                    return False
+        return asks
+
+    def producer(self, fn):
+        """(level, evidence) where every value `fn` returns other than None is computed under
+        a test that establishes CUDA ("cuda") or a CUDA-alike platform ("alike"), and it
+        returns one somewhere; else None. A generator is no producer."""
+        return self._memo(self._producers, id(fn), lambda: self._producer(fn))
+
+    def _producer(self, fn):
+        found = []  # (level, evidence)
+        ok = [True]
+
+        def visit(stmts, level, evidence):
+            for st in stmts:
+                if not ok[0]:
+                    return
+                if isinstance(st, (*_FUNCS, ast.ClassDef)):
+                    continue
+                if isinstance(st, ast.Return):
+                    v = st.value
+                    if v is None or _is_none(v):
+                        continue
+                    if isinstance(v, ast.IfExp) and (_is_none(v.orelse) or _is_none(v.body)):
+                        t, f = self._test_level(v.test)
+                        lv = t if _is_none(v.orelse) else f
+                        if lv is not None:
+                            found.append((lv, v))
+                            continue
+                    if level is None:
+                        lv = self.value_level(v, fn, klass_of.get(id(fn)), 1)
+                        if lv is None:
+                            ok[0] = False
+                            return
+                        found.append(lv)
+                        continue
+                    found.append((level, evidence))
+                    continue
+                if isinstance(st, ast.If):
+                    t, f = self._test_level(st.test)
+                    visit(st.body, level or t, evidence if level else st)
+                    visit(st.orelse, level or f, evidence if level else st)
+                    if level is None and f is not None and not st.orelse and st.body \
+                            and self._exits(st.body[-1]):
+                        level, evidence = f, st  # `if not is_cuda(): return None`
+                    continue
+                if isinstance(st, ast.Assert) and level is None:
+                    t = self._test_level(st.test)[0]
+                    if t is not None:
+                        level, evidence = t, st
+                for name in ("body", "orelse", "finalbody"):
+                    visit(getattr(st, name, ()) or (), level, evidence)
+                for h in getattr(st, "handlers", ()) or ():
+                    visit(h.body, level, evidence)
+                for c in getattr(st, "cases", ()) or ():
+                    visit(c.body, level, evidence)
+
+        klass_of = self._klass_of()
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn)):
+            return None
+        visit(fn.body, None, None)
+        if not ok[0] or not found:
+            return None
+        level = "cuda" if all(lv == "cuda" for lv, _ in found) else "alike"
+        return level, found[0][1]
+
+    def _klass_of(self) -> dict:
+        """id(method) -> its class, for the classes at module level."""
+        if self._methods is None:
+            self._methods = {id(st): cls for cls in self.f.tree.body
+                             if isinstance(cls, ast.ClassDef)
+                             for st in cls.body if isinstance(st, _FUNCS)}
+        return self._methods
+
+    def _globals(self) -> dict:
+        """name -> the functions that declare it `global`."""
+        if self._global_decl is None:
+            self._global_decl = {}
+            if "global " in self.f.text:
+                for fn in ast.walk(self.f.tree):
+                    if isinstance(fn, _FUNCS):
+                        for n in _own_nodes(fn):
+                            if isinstance(n, ast.Global):
+                                for name in n.names:
+                                    self._global_decl.setdefault(name, []).append(fn)
+        return self._global_decl
+
+    def _module_defs(self) -> dict:
+        if self._defs is None:
+            self._defs = {}
+            for st in self.f.tree.body:
+                if isinstance(st, _FUNCS):
+                    self._defs.setdefault(st.name, []).append(st)
+        return self._defs
+
+    def _called_producer(self, call, klass):
+        """The producer `call` calls: a module-level function of the file (`f(...)`), or a
+        method of the enclosing class (`self.f(...)`); every definition of that name must be
+        one."""
+        func = call.func
+        defs = None
+        if isinstance(func, ast.Name):
+            defs = self._module_defs().get(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id in ("self", "cls") and klass is not None:
+            defs = [st for st in klass.body if isinstance(st, _FUNCS) and st.name == func.attr]
+        if not defs:
+            return None
+        found = [self.producer(d) for d in defs]
+        if any(x is None for x in found):
+            return None
+        return ("cuda" if all(x[0] == "cuda" for x in found) else "alike", found[0][1])
+
+    # --- values -----------------------------------------------------------------------
+    def value_level(self, node, function, klass, depth: int = 0):
+        """(level, evidence) of an expression that is None or a value that exists only on
+        CUDA ("cuda") or on a CUDA-alike platform ("alike"); else None."""
+        if depth > _DEPTH:
+            return None
+        if isinstance(node, ast.Call):
+            return self._called_producer(node, klass)
+        if isinstance(node, ast.IfExp) and (_is_none(node.orelse) or _is_none(node.body)):
+            t, f = self._test_level(node.test, function, klass)
+            lv = t if _is_none(node.orelse) else f
+            if lv is not None:
+                return lv, node
+            other = node.body if _is_none(node.orelse) else node.orelse
+            return self.value_level(other, function, klass, depth + 1)
+        if isinstance(node, ast.Name):
+            return self._name_level(node.id, function, klass, depth)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self" and klass is not None:
+            return self._attr_level(node.attr, klass, depth)
+        return None
+
+    def _stores(self, body, function=None, klass=None):
+        """[(values, level, evidence)] of each statement of `body` (nested blocks included,
+        nested functions and classes not) that stores into something: `values` as
+        `_assigned` gives them, `level`/`evidence` the CUDA test the statement stands under
+        in `body` (an `if`, an early exit), or None."""
+        out = []
+
+        def visit(stmts, level, evidence):
+            for st in stmts:
+                if isinstance(st, (*_FUNCS, ast.ClassDef)):
+                    continue
+                if isinstance(st, ast.If):
+                    out.append((st.test, level, evidence))
+                    t, f = self._test_level(st.test)
+                    visit(st.body, level or t, evidence if level else st)
+                    visit(st.orelse, level or f, evidence if level else st)
+                    if level is None and f is not None and not st.orelse and st.body \
+                            and self._exits(st.body[-1]):
+                        level, evidence = f, st
+                    continue
+                if isinstance(st, ast.Assert) and level is None:
+                    t = self._test_level(st.test)[0]
+                    if t is not None:  # `assert comm_cls == CudaCommunicator`
+                        level, evidence = t, st
+                blocks = [getattr(st, n, None) or [] for n in ("body", "orelse", "finalbody")]
+                blocks += [h.body for h in getattr(st, "handlers", None) or []]
+                blocks += [c.body for c in getattr(st, "cases", None) or []]
+                if any(blocks):
+                    for field, value in ast.iter_fields(st):
+                        if field not in ("body", "orelse", "finalbody", "handlers", "cases"):
+                            for v in value if isinstance(value, list) else [value]:
+                                if isinstance(v, ast.AST):
+                                    out.append((v, level, evidence))
+                    for b in blocks:
+                        visit(b, level, evidence)
+                else:
+                    out.append((st, level, evidence))
+
+        visit(body, None, None)
+        return out
+
+    def _store_levels(self, body, is_target, function, klass, depth):
+        """[(level, evidence)] of the values `body` stores into `is_target`'s targets, None
+        where one is not followed or may exist off CUDA, [] where nothing is stored."""
+        levels = []
+        for root, level, evidence in self._stores(body, function, klass):
+            for n in ast.walk(root):
+                if isinstance(n, ast.Lambda):
+                    continue
+                for v in self._assigned(n, is_target):
+                    if v is None:
+                        return None
+                    if _is_none(v) or (self._truth and isinstance(v, ast.Constant)
+                                       and not v.value):
+                        continue
+                    if level is not None:  # stored under a CUDA test
+                        levels.append((level, evidence))
+                        continue
+                    lv = self.value_level(v, function, klass, depth + 1)
+                    if lv is None and self._truth:  # a flag: `_is_cuda and not disabled`
+                        on_true = self._test_level(v)[0]
+                        lv = None if on_true is None else (on_true, v)
+                    if lv is None:
+                        return None
+                    levels.append(lv)
+        return levels
+
+    @staticmethod
+    def _joined(levels):
+        if not levels:
+            return None
+        return ("cuda" if all(lv == "cuda" for lv, _ in levels) else "alike", levels[0][1])
+
+    def _name_level(self, name, function, klass, depth):
+        scope = function if function is not None else self.f.tree
+        return self._memo(self._names, (id(scope), name, self._truth),
+                          lambda: self._name_level_of(name, function, klass, depth))
+
+    def _name_level_of(self, name, function, klass, depth):
+        def is_name(t):
+            return isinstance(t, ast.Name) and t.id == name
+
+        if function is not None:
+            a = function.args
+            params = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs,
+                                       *(y for y in (a.vararg, a.kwarg) if y is not None))]
+            passed = []
+            if name in params:
+                passed = self._passed_levels(function, klass, name, depth)
+                if passed is None:
+                    return None  # a parameter: its callers choose its value
+            levels = self._store_levels(function.body, is_name, function, klass, depth)
+            if levels is not None and name in params:
+                return self._joined(passed + levels)
+            if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
+                                        for n in _own_nodes(function)):
+                return self._name_level(name, None, None, depth + 1)  # a module name
+        else:
+            levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)
+            # the functions that declare it `global` store into it too (a cached singleton:
+            # `global _s; if _s is None and is_cuda(): _s = torch.cuda.Stream()`)
+            for fn in self._globals().get(name, ()):
+                if levels is None:
+                    break
+                more = self._store_levels(fn.body, is_name, fn, None, depth)
+                levels = None if more is None else levels + more
+        return None if levels is None else self._joined(levels)
+
+    def _attr_level(self, attr, klass, depth):
+        """`self.attr` of `klass`: every value any method stores into it (and the class
+        attribute of that name, its default)."""
+        return self._memo(self._names, (id(klass), "self." + attr, self._truth),
+                          lambda: self._attr_level_of(attr, klass, depth))
+
+    def _attr_level_of(self, attr, klass, depth):
+        def is_attr(t):
+            return isinstance(t, ast.Attribute) and t.attr == attr \
+                and isinstance(t.value, ast.Name) and t.value.id == "self"
+
+        levels = []
+        for st in klass.body:
+            if isinstance(st, _FUNCS):
+                found = self._store_levels(st.body, is_attr, st, klass, depth)
+            elif isinstance(st, ast.ClassDef):
+                continue
+            else:
+                found = self._store_levels(
+                    [st], lambda t: isinstance(t, ast.Name) and t.id == attr, None, klass,
+                    depth)
+            if found is None:
+                return None
+            levels += found
+        return self._joined(levels)
+
+    @staticmethod
+    def _assigned(node, is_target):
+        """The values `node` assigns to a target `is_target` accepts; None for a store the
+        value of which is not followed (augmented, unpacked, a loop or `with` target, `:=`,
+        a deletion)."""
+        if isinstance(node, ast.Assign):
+            out = []
+            for t in node.targets:
+                if is_target(t):
+                    out.append(node.value)
+                elif isinstance(t, (ast.Tuple, ast.List)) and any(
+                        is_target(e) for e in ast.walk(t)):
+                    out.append(None)
+            return out
+        if isinstance(node, ast.AnnAssign) and is_target(node.target):
+            return [node.value if node.value is not None else ast.Constant(None)]
+        if isinstance(node, ast.AugAssign) and is_target(node.target):
+            return [None]
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and any(
+                is_target(e) for e in ast.walk(node.target)):
+            return [None]
+        if isinstance(node, ast.withitem) and node.optional_vars is not None and any(
+                is_target(e) for e in ast.walk(node.optional_vars)):
+            return [None]
+        if isinstance(node, ast.NamedExpr) and is_target(node.target):
+            return [node.value]
+        if isinstance(node, ast.Delete) and any(is_target(t) for t in node.targets):
+            return [None]
+        return []
+
+    # --- tests ------------------------------------------------------------------------
+    def value_test(self, test, function, klass):
+        """(polarity, Reason): +1 where the test is true only if a value that exists only on
+        CUDA (or a CUDA-alike platform) is there (`s is not None`, `s`, `x and s`), -1 where
+        it is false only then (`s is None`); None otherwise. The Reason's principle is
+        `cuda-value`, or `cuda-alike-guard` for a CUDA-alike value (the API rules only)."""
+        found = self._value_polarity(test, function, klass)
+        if found is None:
+            return None
+        pol, (level, evidence) = found
+        return pol, value_reason(level, evidence, test, self.f.path)
+
+    def _value_polarity(self, test, function, klass):
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            found = self._value_polarity(test.operand, function, klass)
+            return None if found is None else (-found[0], found[1])
+        if isinstance(test, ast.BoolOp):
+            want = 1 if isinstance(test.op, ast.And) else -1
+            for v in test.values:
+                found = self._value_polarity(v, function, klass)
+                if found is not None and found[0] == want:
+                    return found
+            return None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+                and _is_none(test.comparators[0]):
+            op = test.ops[0]
+            pol = 1 if isinstance(op, (ast.IsNot, ast.NotEq)) else \
+                -1 if isinstance(op, (ast.Is, ast.Eq)) else 0
+            if not pol:
+                return None
+            truth, self._truth = self._truth, False  # `is None`: False is no None
+            try:
+                lv = self.value_level(test.left, function, klass)
+            finally:
+                self._truth = truth
+            return None if lv is None else (pol, lv)
+        if isinstance(test, (ast.Name, ast.Attribute)):
+            truth, self._truth = self._truth, True  # a flag true only on CUDA counts too
+            try:
+                lv = self.value_level(test, function, klass)
+            finally:
+                self._truth = truth
+            return None if lv is None else (1, lv)
+        return None

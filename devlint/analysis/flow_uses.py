@@ -1,0 +1,192 @@
+"""The file's references to its module-level names (`devlint.evidence.cuda_value`): the values
+its calls pass to a parameter (`analysis.flow` follows them), and the private classes and
+functions used only on CUDA: every reference to them in the file stands under a test that
+establishes CUDA, or a test of a value made only on CUDA. Mixed into the triage descent,
+which asks `used_on_cuda` about each module-level `class`/`def` that stands over
+candidates."""
+from __future__ import annotations
+
+import ast
+
+from devlint.analysis.model import _FUNCS
+from devlint.evidence.cuda_value import used_on_cuda_reason
+
+_MISSING = object()  # the reference is not in this subtree
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _type_test(ref, parent) -> bool:
+    """`ref` names a type only: `isinstance(x, C)`, `issubclass(t, (C, D))`, an annotation."""
+    if isinstance(parent, ast.Tuple):
+        return False  # (the tuple's parent is not known here: not followed)
+    if isinstance(parent, ast.Call) and getattr(parent.func, "id", "") in (
+            "isinstance", "issubclass") and len(parent.args) == 2 and parent.args[1] is ref:
+        return True
+    return isinstance(parent, ast.AnnAssign) and parent.annotation is ref
+
+
+class PrivateUses:
+    """Mixed into `Descent` beside `ValueFlow`: needs `value_level`, `_test_level`,
+    `_exits` and `self.f`."""
+
+    def _call_sites(self) -> dict:
+        """name -> [(node, function, class)] of every reference to a module-level name of
+        the file (`f`, `C`), with the function and class it stands in."""
+        if self._sites is None:
+            self._sites = {}
+
+            def walk(node, function, klass):
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, _FUNCS):
+                        for d in (*child.decorator_list, *child.args.defaults,
+                                  *(x for x in child.args.kw_defaults if x is not None)):
+                            walk(d, function, klass)
+                        walk_body(child, child, klass)
+                    elif isinstance(child, ast.ClassDef):
+                        for d in (*child.decorator_list, *child.bases):
+                            walk(d, function, klass)
+                        walk_body(child, function, child)
+                    else:
+                        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                            self._sites.setdefault(child.id, []).append(
+                                (child, function, klass, node))
+                        walk(child, function, klass)
+
+            def walk_body(scope, function, klass):
+                for st in scope.body:
+                    walk(ast.Module(body=[st], type_ignores=[]), function, klass)
+
+            walk(self.f.tree, None, None)
+        return self._sites
+
+    def _passed_levels(self, function, klass, name, depth):
+        """[(level, evidence)] of the values the file's calls pass to parameter `name` of a
+        module-level function, or of a module-level class's `__init__`, whose default is None:
+        every reference to it is a call that passes a value made only on CUDA, or None, or
+        nothing (the default). None otherwise (a reference that is no call, `*args`/`**kw`, a
+        value of another kind)."""
+        a = function.args
+        positional = [x.arg for x in (*a.posonlyargs, *a.args)]
+        defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults)})
+        if not _is_none(defaults.get(name)):
+            return None
+        if klass is not None:
+            if function.name != "__init__" or klass not in self.f.tree.body:
+                return None
+            callee, positional = klass.name, positional[1:]
+        elif function in self.f.tree.body:
+            callee = function.name
+        else:
+            return None
+        sites = self._call_sites().get(callee, [])
+        if not sites:
+            return None
+        levels = []
+        for ref, fn, cls, parent in sites:
+            if _type_test(ref, parent):
+                continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
+            if not (isinstance(parent, ast.Call) and parent.func is ref) or any(
+                    isinstance(x, ast.Starred) for x in parent.args) or any(
+                    k.arg is None for k in parent.keywords):
+                return None
+            value = next((k.value for k in parent.keywords if k.arg == name), None)
+            if value is None and name in positional \
+                    and positional.index(name) < len(parent.args):
+                value = parent.args[positional.index(name)]
+            if value is None or _is_none(value):
+                continue
+            lv = self.value_level(value, fn, cls, depth + 1)
+            if lv is None:
+                return None
+            levels.append(lv)
+        return levels
+
+    def used_on_cuda(self, scope):
+        """The Reason where `scope`, a module-level class or function whose name starts with
+        `_` (its file holds every use), is referenced only under a CUDA test: construction
+        or call sites (`isinstance` tests and annotations aside). None otherwise."""
+        if not scope.name.startswith("_") or scope.name.startswith("__") \
+                or scope not in self.f.tree.body:
+            return None
+        sites = self._call_sites().get(scope.name, [])
+        found = []
+        for ref, fn, cls, parent in sites:
+            if _type_test(ref, parent):
+                continue
+            if fn is None or not (isinstance(parent, ast.Call) and parent.func is ref):
+                return None  # module-level or class-level use, or passed on as a value
+            where = self._position(fn.body, ref, fn, cls)
+            if where is _MISSING or where is None:
+                return None
+            found.append(where)
+        if not found:
+            return None
+        level = "cuda" if all(lv == "cuda" for lv, _ in found) else "alike"
+        return used_on_cuda_reason(level, scope.name, found[0][1], self.f.path)
+
+    def _position(self, body, ref, function, klass):
+        """(level, evidence) of the innermost CUDA test `ref` stands under in `body`; None
+        where it stands under none; _MISSING where it is not in `body`."""
+        inside = {}
+
+        def contains(node) -> bool:
+            key = id(node)
+            if key not in inside:
+                inside[key] = any(n is ref for n in ast.walk(node))
+            return inside[key]
+
+        def expr(node, level, evidence):
+            if node is ref:
+                return (level, evidence) if level else None
+            if isinstance(node, ast.IfExp):
+                t, f = self._test_level(node.test, function, klass)
+                for child, lv in ((node.test, level), (node.body, level or t),
+                                  (node.orelse, level or f)):
+                    if contains(child):
+                        return expr(child, lv, evidence if level or not lv else node)
+            if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+                lv, ev = level, evidence
+                for v in node.values:
+                    if contains(v):
+                        return expr(v, lv, ev)
+                    if lv is None:
+                        t = self._test_level(v, function, klass)[0]
+                        lv, ev = (t, v) if t else (None, None)
+            for child in ast.iter_child_nodes(node):
+                if contains(child):
+                    return expr(child, level, evidence)
+            return _MISSING
+
+        def visit(stmts, level, evidence):
+            for st in stmts:
+                if not contains(st):
+                    if level is None and isinstance(st, ast.If) and not st.orelse \
+                            and st.body and self._exits(st.body[-1]):
+                        f = self._test_level(st.test, function, klass)[1]
+                        if f:
+                            level, evidence = f, st
+                    elif level is None and isinstance(st, ast.Assert):
+                        t = self._test_level(st.test, function, klass)[0]
+                        if t:
+                            level, evidence = t, st
+                    continue
+                if isinstance(st, (*_FUNCS, ast.ClassDef)):
+                    return None  # inside a nested function: not followed
+                if isinstance(st, ast.If) and not contains(st.test):
+                    t, f = self._test_level(st.test, function, klass)
+                    branch, lv = (st.body, t) if any(contains(s) for s in st.body) \
+                        else (st.orelse, f)
+                    return visit(branch, level or lv, evidence if level or not lv else st)
+                blocks = [getattr(st, n, None) or [] for n in ("body", "orelse", "finalbody")]
+                blocks += [h.body for h in getattr(st, "handlers", None) or []]
+                for b in blocks:
+                    if any(contains(s) for s in b):
+                        return visit(b, level, evidence)
+                return expr(st, level, evidence)
+            return _MISSING
+
+        return visit(body, None, None)

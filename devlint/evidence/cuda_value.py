@@ -1,0 +1,74 @@
+"""Principle: a value that exists only on CUDA establishes CUDA where code tests for it.
+
+```python
+def make_side_stream():
+    if not current_platform.is_cuda():
+        return None
+    return torch.cuda.Stream()
+
+class Layer:
+    def __init__(self):
+        self.stream = make_side_stream()
+
+    def forward(self, x):
+        if self.stream is not None:           # only on CUDA
+            with torch.cuda.stream(self.stream):
+                ...
+```
+A flag works the same way for a truth test: a name or `self` attribute only ever assigned a
+test that is true only on CUDA (`self.use_fusion = _is_cuda and not disabled`), or False,
+makes `if self.use_fusion:` CUDA's. A producer whose every value other than None is computed under a test that establishes CUDA
+(an `if`, the else-branch of the opposite test, an early `if not is_cuda(): return None`, a
+`x if is_cuda() else None`) returns None elsewhere; a name or `self` attribute that only ever
+holds such values (or None) is not None, and is true, only on CUDA. So the code under
+`if s is not None:`, `if s:`, `if x and s:`, after `assert s is not None` or `if s is None:
+return`, and in the else-branch of `if s is None:` runs only on CUDA, like the code under the
+producer's own test. Evidence: where the value is made under its test (the test's line, or
+the conditional expression's).
+A private class or function of the file (its name starts with `_`: its module holds every
+use) that is constructed or called only there, under such tests (`_State(stream=s) if s is
+not None else None`), is CUDA's as a whole, like code under the test (evidence: the first
+use's test).
+Limits: statically visible chains only: the producer is a function of the same file (a
+module-level function, or a method called through `self`) and every definition of its name is
+one; the value is followed through assignments to a local name, a module name or a `self`
+attribute of the class (every store into it, in every method, must be such a value or None;
+an unpacking, an augmented assignment, a loop or `with` target is not followed), and into a
+parameter that defaults to None of a module-level function or class (`__init__`) only where
+every reference to that function or class in the file is a call that passes such a value,
+None or nothing (`isinstance` and annotations aside; a reference of any other kind, or
+`*args`/`**kwargs`, and the parameter is the caller's choice); no more than a few steps. A producer that returns a value without a CUDA test on
+some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
+`device_count()` (without a compute-capability test beside it) is none either: that test is
+itself a finding, and its fix makes the value on any accelerator, so the code that tests the
+value is fixed with it (diffusers' group offloading: cross corpus 005). A value made under `is_cuda_alike()` / `is_rocm()` exists
+on ROCm too: it exempts the `torch.cuda` API only (as `cuda-alike-guard`), never a device
+literal. The producer's own test stays a finding where it is one.
+"""
+from __future__ import annotations
+
+from devlint.evidence import Reason
+
+
+def value_reason(level: str, evidence, test, path: str | None) -> Reason:
+    """The Reason of a candidate under `test`, a test of a value made only on CUDA ("cuda") or
+    on a CUDA-alike platform ("alike") at `evidence`."""
+    line = getattr(evidence, "lineno", None) or getattr(test, "lineno", None)
+    if level == "cuda":
+        return Reason("cuda-value", "under a test of a value that exists only on CUDA (made "
+                      "under the CUDA test here; None or false elsewhere)", path, line)
+    return Reason("cuda-alike-guard", "under a test of a value that exists only on a "
+                  "CUDA-alike platform (CUDA or ROCm: torch.cuda is its API; made under the "
+                  "test here, None elsewhere)", path, line)
+
+
+def used_on_cuda_reason(level: str, name: str, evidence, path: str | None) -> Reason:
+    """The Reason of a candidate in a private class or function used only under a test that
+    establishes CUDA ("cuda") or a CUDA-alike platform ("alike")."""
+    line = getattr(evidence, "lineno", None)
+    if level == "cuda":
+        return Reason("cuda-value", f"`{name}` is private to its file and used there only "
+                      "under a test that establishes CUDA", path, line)
+    return Reason("cuda-alike-guard", f"`{name}` is private to its file and used there only "
+                  "under a test for a CUDA-alike platform (CUDA or ROCm: torch.cuda is its "
+                  "API)", path, line)
