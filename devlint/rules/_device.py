@@ -215,10 +215,20 @@ def _generic_api(facts, node) -> bool | None:
     return False
 
 
+def _bound_names(body) -> set:
+    """The names the statements bind themselves (`cuda_tensor = torch.randn(...)`, loop and
+    `with ... as` targets): a local name is only a label, what it is bound to is walked too."""
+    return {n.id for stmt in body for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
 def guards_cuda_only(facts, body) -> bool:
-    """The body uses CUDA-only code (so the branch guards it), or only rejects the input."""
+    """The body uses CUDA-only code (so the branch guards it), or only rejects the input. A
+    name the body binds itself is no evidence (`cuda_tensor = torch.randn(4, device="cuda")`
+    is a tensor like any other); the value bound to it is."""
     if len(body) == 1 and isinstance(body[0], ast.Raise):
         return True
+    local = _bound_names(body)
     generic = set()
     housekeeping = []
     for stmt in body:
@@ -247,7 +257,7 @@ def guards_cuda_only(facts, body) -> bool:
                         return True  # torch.cuda.* inside the branch
                 elif _CUDA_ONLY_NAME.search(n.attr):
                     return True
-            elif isinstance(n, ast.Name) and _CUDA_ONLY_NAME.search(n.id):
+            elif isinstance(n, ast.Name) and n.id not in local and _CUDA_ONLY_NAME.search(n.id):
                 return True
     return False
 

@@ -193,6 +193,10 @@ class TorchCudaApi(Rule):
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
                 None),
+        # a name the guarded code binds itself is only a label, not CUDA-only code
+        Invalid('import torch\nif torch.cuda.is_available():\n'
+                '    cuda_tensor = torch.randn(4, device="cuda:0")\n    check(cuda_tensor)\n',
+                None),
         # a flag named after what it decides picks a behaviour, not a build
         Invalid("import torch\nuse_pin = torch.cuda.is_available() and not torch.version.hip\n",
                 'import torch\n'
