@@ -83,6 +83,10 @@ class IsCudaBranch(Rule):
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
         Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
+        # the branch updates a per-device account the function keeps for CUDA
+        Valid('def mem(t, n):\n    cuda_use, cpu_use = 0, 0\n    if t.device.type == "cuda":\n'
+              '        cuda_use += n\n    elif t.device.type == "cpu":\n        cpu_use += n\n'
+              '    return cuda_use, cpu_use\n'),
         # a ladder written with early exits: XPU returned first
         Valid('def f(cfg, eager):\n    if cfg.device_type == "xpu":\n        return\n'
               '    if cfg.device_type == "cuda" and eager:\n        cfg.async_out = False\n'),
