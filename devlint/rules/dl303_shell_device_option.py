@@ -11,15 +11,20 @@ SUMMARY = "CUDA device option on a command line in a shell script"
 
 DOC = """
 ## What it does
-Flags a command-line option in a shell script (`*.sh`, `*.bash`, files with a sh/bash
-shebang) whose name chooses a device, `--device`, `--vllm_device`, `--device-map`,
+Flags a command-line option that a shell script (`*.sh`, `*.bash`, files with a sh/bash
+shebang) hands to a Python script it runs (`python train.py`, `torchrun ... train.py`,
+`deepspeed train.py`, `accelerate launch train.py`, also behind `nohup`, `srun` and the
+like), whose name chooses a device, `--device`, `--vllm_device`, `--device-map`,
 `--placement`, `--placement_policy` (any long option whose name holds `device` or
 `placement`), and whose value is a CUDA device: `cuda` or `cuda:N`, quoted or not, as
 `--device cuda:0` or `--device=cuda`.
 
-Not flagged: another value (`--device cpu`, `--device auto`), a value built from a variable
-(`--device "$DEVICE"`, `--device "cuda:$RANK"`), an option whose name does not choose a device
-(`-DCOMPUTE_BACKEND=cuda` builds the CUDA backend, on purpose), the words in comments or in
+Not flagged: an installed tool's options (`lm_eval --device cuda:0`, `swift rlhf
+--vllm_device cuda:3`: the tool may ignore the option for some of its backends, or give it a
+meaning of its own; a script's options reach its own argument parser), another value
+(`--device cpu`, `--device auto`), a value built from a variable (`--device "$DEVICE"`,
+`--device "cuda:$RANK"`), an option whose name does not choose a device (`--backend cuda`,
+`-DCOMPUTE_BACKEND=cuda` builds the CUDA backend, on purpose), the words in comments or in
 strings, and command lines in CI YAML, Dockerfiles and notebooks (their jobs run on the
 machine the file itself asks for).
 
@@ -33,13 +38,13 @@ from a variable the user sets.
 ## Example
 ```bash
 #!/bin/bash
-lm_eval --model hf --tasks wikitext --device cuda:0
+torchrun --nproc_per_node 4 train.py --device cuda --lr 5e-6
 ```
 
 Use instead:
 ```bash
 #!/bin/bash
-lm_eval --model hf --tasks wikitext --device "${DEVICE:-cuda:0}"
+torchrun --nproc_per_node 4 train.py --device "${DEVICE:-cuda}" --lr 5e-6
 ```
 
 ## Fix
@@ -59,6 +64,11 @@ VALID = [
     ("run.sh", '#!/bin/bash\npython train.py --device "$DEVICE" --device_map "cuda:$RANK"\n'),
     ("run.sh", "#!/bin/bash\ncmake -DCOMPUTE_BACKEND=cuda -S . && make\n"
                "python bench.py --backend cuda --kernel=cuda\n"),
+    # an installed tool's option: the tool decides what it means (or ignores it)
+    ("run.sh", "#!/bin/bash\nlm_eval --model vllm --tasks wikitext --device cuda\n"
+               "swift rlhf --use_vllm true --vllm_device cuda:3\n"),
+    # the launcher's own options, before the script
+    ("run.sh", "#!/bin/bash\ndeepspeed --device cuda:0 train.py --lr 1e-5\n"),
     ("run.sh", "#!/bin/bash\n# run with --device cuda:0 on a GPU machine\n"
                "echo 'pass --device cuda to use the GPU'\n"),
     ("run.sh", "#!/bin/bash\npython x.py --device cuda:0  # noqa: DL303\n"),
@@ -67,12 +77,12 @@ VALID = [
 ]
 
 INVALID = [
-    ("run.sh", "#!/bin/bash\nlm_eval --model hf --tasks wikitext --device cuda:0\n", None),
-    ("run.sh", '#!/bin/bash\ntorchrun --nproc_per_node 4 train.py \\\n  --plugin="gemini" \\\n'
-               '  --placement="cuda" \\\n  --lr 5e-6\n', None),
-    ("run.sh", "#!/bin/bash\nswift rlhf --use_vllm true --vllm_device 'cuda:3' --model m\n",
+    ("run.sh", "#!/bin/bash\npython eval.py --model hf --tasks wikitext --device cuda:0\n", None),
+    ("run.sh", '#!/bin/bash\ntorchrun --nproc_per_node 4 --standalone train.py \\\n'
+               '  --plugin="gemini" \\\n  --placement="cuda" \\\n  --lr 5e-6\n', None),
+    ("run.sh", "#!/bin/bash\nnohup python3 rlhf.py --use_vllm true --vllm_device 'cuda:3' &\n",
      None),
-    ("run.sh", "#!/bin/bash\nOUT=$(python probe.py --device=cuda)\n", None),
+    ("run.sh", "#!/bin/bash\nOUT=$(accelerate launch probe.py --device=cuda)\n", None),
 ]
 
 

@@ -1,10 +1,13 @@
 """DL303's analysis: a command-line option of a shell script that names a CUDA device
 (`--device cuda:0`, `--device=cuda`, `--placement "cuda"`), found with tree-sitter-bash.
 
-What counts: a long option (`--name`) whose name speaks of a device or of where tensors are
-placed (`device`, `placement`: `--device`, `--vllm_device`, `--placement_policy`) and whose value
-is a CUDA device and nothing else (`cuda`, `cuda:3`, quoted or not; `--opt value` or
-`--opt=value`). Not a value built from a variable (`--device "$DEVICE"`), not another word
+What counts: an option handed to a Python script the command runs (`python train.py`,
+`torchrun ... train.py`, `accelerate launch train.py`): a long option (`--name`) whose name
+speaks of a device or of where tensors are placed (`device`, `placement`: `--device`,
+`--vllm_device`, `--placement_policy`) and whose value is a CUDA device and nothing else
+(`cuda`, `cuda:3`, quoted or not; `--opt value` or `--opt=value`). Not an installed tool's
+option (`lm_eval --device cuda:0`: the tool may ignore it, for some of its backends, or mean
+something of its own), not a value built from a variable (`--device "$DEVICE"`), not another word
 (`--device cpu`, `-DCOMPUTE_BACKEND=cuda`: a build of the CUDA backend is CUDA's on purpose),
 not text inside a string that is later run (only the script's own commands)."""
 from __future__ import annotations
@@ -22,6 +25,9 @@ NAME = "shell-device-option"
 _DEVICE_OPTION = re.compile(r"(?i)^--[a-z0-9_.-]*(?:device|placement)[a-z0-9_.-]*$")
 # the value: CUDA's device type, with an index or without
 _CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
+# the programs that run a Python script given by its path: the interpreter, torch's and
+# Hugging Face's launchers, DeepSpeed's
+_LAUNCHER = re.compile(r"^(?:python(?:\d+(?:\.\d+)?)?|torchrun|deepspeed|launch)$")
 # argument node types whose text is a plain value once its quotes are taken off
 _VALUE_TYPES = frozenset({"word", "string", "raw_string", "concatenation"})
 
@@ -58,13 +64,35 @@ def _arguments(command) -> list:
     return [c for c in command.children if c.type in _VALUE_TYPES]
 
 
+def _script_arguments(doc: _Doc, command) -> list:
+    """The arguments a command hands to a Python script it runs (`python train.py ...`,
+    `torchrun --nproc_per_node 4 train.py ...`, `accelerate launch train.py ...`, also behind
+    a wrapper: `nohup python x.py`, `srun python x.py`): those after the first `*.py` word,
+    when a Python launcher stands before it. [] for any other command: an installed tool's
+    options are the tool's own (it may ignore `--device`, or take it for a build or a backend
+    of its own), while a script's reach its own argument parser."""
+    name = command.child_by_field_name("name")
+    words = ([name] if name is not None else []) + _arguments(command)
+    launcher = False
+    for i, w in enumerate(words):
+        text = _plain_value(doc, w) if w.type != "command_name" else doc.src(w)
+        if text is None:
+            continue
+        base = text.rsplit("/", 1)[-1]
+        if _LAUNCHER.match(base):
+            launcher = True
+        elif launcher and text.endswith(".py") and not text.startswith("-"):
+            return [a for a in words[i + 1:] if a.type != "command_name"]
+    return []
+
+
 def device_options(doc: _Doc, root) -> list[DeviceOption]:
     """The CUDA device options of a script's commands, in text order."""
     out = []
     for node in _walk(root):
         if node.type != "command" or any(a.type == "ERROR" for a in _ancestors(node)):
             continue
-        args = _arguments(node)
+        args = _script_arguments(doc, node)
         for i, arg in enumerate(args):
             text = _plain_value(doc, arg)
             if text is None or not text.startswith("--"):

@@ -18,15 +18,19 @@ def flagged(text: str, path: str = "run.sh"):
 @pytest.mark.parametrize("line,col,value", [
     ("python x.py --device cuda", 22, "cuda"),
     ("python x.py --device cuda:1 --seed 0", 22, "cuda:1"),
-    ('lm_eval --model hf --device "cuda:0" | tee log', 29, '"cuda:0"'),
+    ('python3 eval.py --model hf --device "cuda:0" | tee log', 37, '"cuda:0"'),
     ("python x.py --device 'cuda'", 22, "'cuda'"),
     ("python x.py --device=cuda:0", 22, "cuda:0"),
     ('python x.py --placement="cuda"', 25, '"cuda"'),
-    ("swift rlhf --vllm_device cuda:3", 26, "cuda:3"),
+    ("python rlhf.py --vllm_device cuda:3", 30, "cuda:3"),
     ("python x.py --device-map cuda", 26, "cuda"),
     ("python x.py --Placement_Policy=cuda", 32, "cuda"),
     ("X=$(python probe.py --device cuda)", 30, "cuda"),
     ("if true; then python x.py --device cuda; fi", 36, "cuda"),
+    ("torchrun --nproc_per_node 2 train.py --device cuda", 47, "cuda"),
+    ("accelerate launch --num_processes 2 train.py --device cuda", 55, "cuda"),
+    ("srun -N 1 /usr/bin/python3.11 src/train.py --device cuda", 53, "cuda"),
+    ("deepspeed --include localhost:0 train.py --device=cuda", 51, "cuda"),
 ])
 def test_flagged_at_the_value(line, col, value):
     text = f"#!/bin/bash\n{line}\n"
@@ -45,6 +49,11 @@ def test_flagged_at_the_value(line, col, value):
     "cmake -DCOMPUTE_BACKEND=cuda -S .",
     "python x.py -d cuda",  # short options are too ambiguous to read
     "python x.py cuda --device",  # a positional word
+    "lm_eval --model hf --device cuda:0",  # an installed tool's option
+    "swift rlhf --vllm_device cuda:3",
+    "python -m lm_eval --device cuda",
+    "torchrun --device cuda train.py",  # the launcher's own option
+    "python -c 'import x' --device cuda",
     "echo 'use --device cuda'",
     'CMD="python x.py --device cuda"',  # a string, not a command of the script
     "# python x.py --device cuda",
