@@ -201,6 +201,14 @@ class TorchCudaApi(Rule):
                 'import torch\nif torch.accelerator.is_available():\n'
                 '    cuda_tensor = torch.randn(4, device=torch.accelerator.current_accelerator())\n'
                 '    check(cuda_tensor)\n'),
+        # an assertion about the placement follows it; a comparison choosing a branch does not
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.ones(2).cuda()\n'
+                '    assert t.device.type == "cuda"\n',
+                'import torch\nif torch.accelerator.is_available():\n'
+                '    t = torch.ones(2).to(device=torch.accelerator.current_accelerator())\n'
+                '    assert t.device.type == torch.accelerator.current_accelerator().type\n'),
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.ones(2).cuda()\n'
+                '    if t.device.type == "cuda":\n        kernel(t)\n', None),
         # a device string built by concatenation has no form: no fix
         Invalid('import torch\nif torch.cuda.is_available():\n'
                 '    t = torch.randn(4, device="cuda:" + str(rank))\n', None),
