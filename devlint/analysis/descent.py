@@ -19,7 +19,7 @@ from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
 from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
-    ladder_reason, ladder_test_reason, other_accelerator_test,
+    exits_for_other_accelerator, ladder_reason, ladder_test_reason, other_accelerator_test,
 )
 
 
@@ -69,8 +69,8 @@ class Descent(GuardTests, ValueFlow, PrivateUses):
         for stmt in body:
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                     and self._exits(stmt.body[-1]):
-                if exits_for_other is None and other_accelerator_test(stmt.test,
-                                                                      self.f.qualname):
+                if exits_for_other is None and exits_for_other_accelerator(stmt.test,
+                                                                           self.f.qualname):
                     exits_for_other = stmt
                 elif exits_for_other is not None and self._platform_query(stmt.test) != "other" \
                         and any(self._sides(stmt.test)[:2]):

@@ -17,8 +17,8 @@ from devlint.evidence.cuda_guard import (
     is_capability_name,
 )
 from devlint.evidence.platform_ladder import (
-    _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, ladder_else_reason, ladder_test_reason,
-    other_accelerator_test,
+    _CUDA_ARM_QUERIES, CUDA_AVAILABILITY_NAME, allow_list_with_cuda, ladder_else_reason,
+    ladder_test_reason, other_accelerator_test,
 )
 from devlint.evidence.sibling_platforms import GAP, sibling_reason
 
@@ -95,8 +95,8 @@ class GuardTests:
                     and isinstance(st.targets[0], ast.Name):
                 test = st.value
             kind = self._platform_query(test) if test is not None else None
-            if kind == "other" and any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
-                                       for n in ast.walk(test)):
+            if kind == "other" and (any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
+                                        for n in ast.walk(test)) or allow_list_with_cuda(test)):
                 kind = None  # excluding a platform is not handling it
             kinds.append(kind)
         if "cuda" not in kinds or "other" not in kinds:

@@ -5,7 +5,8 @@ An if/elif chain in which one arm tests for CUDA (`is_cuda_alike()`, `is_cuda()`
 (`current_platform.is_xpu()`, `torch.xpu.is_available()`) dispatches: the CUDA arm's literals
 are that platform's own (SPEC 3). Evidence: the chain's tests (file:line of the CUDA arm).
 Limits: excluding the CPU or some platforms (`if not is_xpu() and not is_rocm():`) is not a
-ladder: out-of-tree platforms exist. Also which tests name a platform at all
+ladder: out-of-tree platforms exist; nor is an allow-list that names CUDA beside the others
+(`if device_type not in ("cuda", "xpu"): return`): CUDA and XPU go on together. Also which tests name a platform at all
 (`is_platform_test`), which the module-level principles use to skip dispatching code.
 """
 from __future__ import annotations
@@ -135,6 +136,37 @@ def other_accelerator_test(test, qualname) -> bool:
 def _other_collection(node) -> bool:
     return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(
         names_other_accelerator_value(e) for e in node.elts)
+
+
+def exits_for_other_accelerator(test, qualname) -> bool:
+    """The test of an early exit (`if <test>: return`) that sends another accelerator away
+    first, so that a later CUDA test of the block is one arm of a ladder written with early
+    exits. Limits: not an allow-list that names CUDA too (`allow_list_with_cuda`)."""
+    return not allow_list_with_cuda(test) and other_accelerator_test(test, qualname)
+
+
+def allow_list_with_cuda(test) -> bool:
+    """`device_type not in ("cuda", "tpu", "xpu")` (or `not (... in ...)`): true for the
+    platforms the list does not name; CUDA and the accelerators it names are not told apart,
+    they all go on together. Such a test excludes platforms, it handles none of them (not a
+    ladder arm, not a statement beside CUDA's)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+            and isinstance(test.operand, ast.Compare):
+        test = ast.Compare(test.operand.left, [_negated_op(op) for op in test.operand.ops],
+                           test.operand.comparators)
+    return isinstance(test, ast.Compare) and any(isinstance(op, ast.NotIn) for op in test.ops) \
+        and any(_names_cuda_too(s) for s in (test.left, *test.comparators))
+
+
+def _negated_op(op):
+    return ast.NotIn() if isinstance(op, ast.In) else ast.In() if isinstance(op, ast.NotIn) else op
+
+
+def _names_cuda_too(node) -> bool:
+    """A collection of device values that names CUDA and another accelerator."""
+    return _other_collection(node) and any(
+        isinstance(e, ast.Constant) and isinstance(e.value, str)
+        and e.value.split(":")[0] == "cuda" for e in node.elts)
 
 
 def ladder_else_reason(head, path: str | None) -> Reason:

@@ -14,7 +14,8 @@ the CUDA statement's body are CUDA's own. Evidence: the other accelerator's stat
 Limits: only statements of the same block, with at most one other statement between them;
 the other statement must ask about an accelerator other than CUDA (`torch.xpu`,
 `is_torch_npu_available()`, `device.type == "mps"`): the CPU is none, and excluding some
-platforms (`if not is_xpu():`) is not handling them. A lone `if torch.cuda.is_available():`
+platforms (`if not is_xpu():`, an allow-list naming CUDA too: `if device_type not in ("cuda",
+"xpu"): return`) is not handling them. A lone `if torch.cuda.is_available():`
 stays a finding.
 """
 from __future__ import annotations

@@ -219,10 +219,37 @@ def _generic_api(facts, node) -> bool | None:
     return False
 
 
+def _stored(nodes) -> set:
+    return {n.id for top in nodes for n in ast.walk(top)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _introduced_names(facts, body) -> set:
+    """The names the statements introduce (`cuda_tensor = torch.randn(...)`, loop and `with
+    ... as` targets) and the code before them in the same function (or module) does not bind:
+    such a name is only a label of what the body builds, which is walked too. A name bound
+    before (a per-device account, `cuda_use = 0` ... `cuda_use += n`) is the surrounding
+    code's own record of CUDA and stays evidence."""
+    names = _stored(body)
+    if not any(_CUDA_ONLY_NAME.search(n) for n in names):
+        return names
+    scope = facts.tree_parent(body[0])
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                       ast.Module)):
+        scope = facts.tree_parent(scope)
+    first = body[0].lineno
+    before = [n for n in ast.walk(scope if scope is not None else facts.tree)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < first]
+    return names - _stored(before)
+
+
 def guards_cuda_only(facts, body) -> bool:
-    """The body uses CUDA-only code (so the branch guards it), or only rejects the input."""
+    """The body uses CUDA-only code (so the branch guards it), or only rejects the input. A
+    name the body introduces is no evidence (`cuda_tensor = torch.randn(4, device="cuda")` is
+    a tensor like any other); the value bound to it is."""
     if len(body) == 1 and isinstance(body[0], ast.Raise):
         return True
+    local = _introduced_names(facts, body)
     generic = set()
     housekeeping = []
     for stmt in body:
@@ -251,7 +278,7 @@ def guards_cuda_only(facts, body) -> bool:
                         return True  # torch.cuda.* inside the branch
                 elif _CUDA_ONLY_NAME.search(n.attr):
                     return True
-            elif isinstance(n, ast.Name) and _CUDA_ONLY_NAME.search(n.id):
+            elif isinstance(n, ast.Name) and n.id not in local and _CUDA_ONLY_NAME.search(n.id):
                 return True
     return False
 

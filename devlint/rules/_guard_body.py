@@ -18,19 +18,26 @@ Forms (each run original against fixed by tests/runtime, `dl401-guard-device-val
   non_blocking=b])`, and `x.cuda(i)` for an index (an int, `device_id`, `local_rank`) ->
   `x.to(device=torch.device(torch.accelerator.current_accelerator().type, i))`: the keyword
   form, which tensors, modules and storages (`map_location=lambda s, loc: s.cuda(i)`) all take.
-- `f"cuda:{i}"` -> `f"{torch.accelerator.current_accelerator().type}:{i}"`;
+- `f"cuda:{i}"` -> `f"{torch.accelerator.current_accelerator().type}:{i}"`, and `"cuda:1"` in
+  the same places as `"cuda"` -> `f"{torch.accelerator.current_accelerator().type}:1"` (a
+  string, which every device argument takes);
 - a table API that takes the device type first (`torch.cuda.amp.autocast(enabled=e)`,
   `torch.cuda.amp.GradScaler()`) -> its replacement with the accelerator's type inserted.
-Anything else (`"cuda:1"`, `"cuda"` compared or used as a key, `.cuda(device)`, `"cuda:" +
-str(i)`) has no form here: the guard's fix is not offered (None).
+- `assert x.device.type == "cuda"` -> `... == torch.accelerator.current_accelerator().type`
+  (an assertion follows the placement it checks; a comparison that picks a branch does not).
+Anything else (`"cuda"` compared in a test or used as a key, `.cuda(device)`, `"cuda:" + str(i)`) has
+no form here: the guard's fix is not offered (None).
 """
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.diagnostics import Edit
 
 _DEVICE_KEYWORDS = ("device", "map_location")
+# `"cuda:1"`: the same index on the accelerator the guard found
+_INDEXED = re.compile(r"cuda:(\d+)")
 
 
 def accelerator_value_edits(facts, body, literals, torch_local):
@@ -46,12 +53,22 @@ def accelerator_value_edits(facts, body, literals, torch_local):
                 return None
             edits.append(Edit(head, head + len("cuda"), f"{{{acc}.type}}"))
             continue
-        if not (isinstance(node, ast.Constant) and node.value == "cuda"):
+        indexed = isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            and _INDEXED.fullmatch(node.value)
+        if not (isinstance(node, ast.Constant) and (node.value == "cuda" or indexed)):
             return None
         where = _device_position(facts, node)
+        if where is None and node.value == "cuda" and _asserted_type(facts, node):
+            where = "type"  # `assert t.device.type == "cuda"`: the placement the body made
         if where is None:
             return None
         s, e = facts.span(node)
+        if indexed:
+            quote = facts.text[s]
+            if quote not in "'\"":
+                return None  # a prefixed or implicitly joined string
+            edits.append(Edit(s, e, f"f{quote}{{{acc}.type}}:{indexed.group(1)}{quote}"))
+            continue
         edits.append(Edit(s, e, acc if where == "object" else f"{acc}.type"))
     for stmt in body:
         for n in ast.walk(stmt):
@@ -116,6 +133,31 @@ def device_type_call_edits(facts, node, call, entry, torch_local):
 
 def _is_torch(facts, func) -> bool:
     return (facts.qualname(func) or "").startswith("torch.")
+
+
+def _asserted_type(facts, node) -> bool:
+    """`assert x.device.type == "cuda"` (or `!=`): an assertion about the placement the
+    guarded code made, which follows that placement to the accelerator. Not a comparison that
+    chooses a branch (`if x.device.type == "cuda":` may pick CUDA-only code)."""
+    par = facts.get_parent(node)
+    if not (isinstance(par, ast.Compare) and len(par.ops) == 1
+            and isinstance(par.ops[0], (ast.Eq, ast.NotEq))):
+        return False
+    other = par.left if par.comparators[0] is node else par.comparators[0]
+    if other is node or not _is_device_type(other):
+        return False
+    stmt = facts.get_parent(par)
+    return isinstance(stmt, ast.Assert) and stmt.test is par
+
+
+def _is_device_type(expr) -> bool:
+    """`x.device.type`, `device.type`, `device_type`, `self.device_type`."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "type":
+        inner = expr.value
+        name = inner.attr if isinstance(inner, ast.Attribute) else getattr(inner, "id", "")
+        return "device" in name.lower()
+    name = expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+    return name.lower().endswith("device_type")
 
 
 def _device_position(facts, node):

@@ -83,6 +83,13 @@ class IsCudaBranch(Rule):
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
         Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
+        # the branch updates a per-device account the function keeps for CUDA
+        Valid('def mem(t, n):\n    cuda_use, cpu_use = 0, 0\n    if t.device.type == "cuda":\n'
+              '        cuda_use += n\n    elif t.device.type == "cpu":\n        cpu_use += n\n'
+              '    return cuda_use, cpu_use\n'),
+        # a ladder written with early exits: XPU returned first
+        Valid('def f(cfg, eager):\n    if cfg.device_type == "xpu":\n        return\n'
+              '    if cfg.device_type == "cuda" and eager:\n        cfg.async_out = False\n'),
         Valid('if x.is_cuda:\n    from pkg.nvidia.ops import fused\n    f = fused\n'),
         Valid('if d.type == "cuda" and not current_platform.is_cuda():\n    raise ValueError(d)\n'),
         # the assigned test in a CUDA-only function
@@ -124,6 +131,11 @@ class IsCudaBranch(Rule):
                 "        self.stream = torch.Stream()\n"),
         Invalid('def f(cfg, eager):\n    if cfg.device_type == "cuda" and eager:\n        warn_slow()\n',
                 'def f(cfg, eager):\n    if cfg.device_type != "cpu" and eager:\n        warn_slow()\n'),
+        # an allow-list naming CUDA beside XPU lets both on together: no ladder after it
+        Invalid('def f(cfg, eager):\n    if cfg.device_type not in ("cuda", "xpu"):\n        return\n'
+                '    if cfg.device_type == "cuda" and eager:\n        cfg.async_out = False\n',
+                'def f(cfg, eager):\n    if cfg.device_type not in ("cuda", "xpu"):\n        return\n'
+                '    if cfg.device_type != "cpu" and eager:\n        cfg.async_out = False\n'),
         # a conditional expression: the arm names "cuda" where the tested device is at hand
         Invalid('import contextlib\nimport torch\n\n\ndef f(device, dtype):\n'
                 '    ctx = torch.autocast("cuda", dtype=dtype) if device.type == "cuda" '

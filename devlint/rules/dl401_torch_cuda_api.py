@@ -194,8 +194,27 @@ class TorchCudaApi(Rule):
         # the guard is the finding (not its body); its fix rewrites both, unsafely
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n",
                 "import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
+        # an indexed device follows as the same index on the accelerator found
         Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n',
-                None),
+                'import torch\nif torch.accelerator.is_available():\n'
+                '    t = torch.randn(4, device=f"{torch.accelerator.current_accelerator().type}:0")\n'),
+        # a name the guarded code binds itself is only a label, not CUDA-only code
+        Invalid('import torch\nif torch.cuda.is_available():\n'
+                '    cuda_tensor = torch.randn(4, device="cuda")\n    check(cuda_tensor)\n',
+                'import torch\nif torch.accelerator.is_available():\n'
+                '    cuda_tensor = torch.randn(4, device=torch.accelerator.current_accelerator())\n'
+                '    check(cuda_tensor)\n'),
+        # an assertion about the placement follows it; a comparison choosing a branch does not
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.ones(2).cuda()\n'
+                '    assert t.device.type == "cuda"\n',
+                'import torch\nif torch.accelerator.is_available():\n'
+                '    t = torch.ones(2).to(device=torch.accelerator.current_accelerator())\n'
+                '    assert t.device.type == torch.accelerator.current_accelerator().type\n'),
+        Invalid('import torch\nif torch.cuda.is_available():\n    t = torch.ones(2).cuda()\n'
+                '    if t.device.type == "cuda":\n        kernel(t)\n', None),
+        # a device string built by concatenation has no form: no fix
+        Invalid('import torch\nif torch.cuda.is_available():\n'
+                '    t = torch.randn(4, device="cuda:" + str(rank))\n', None),
         # a flag named after what it decides picks a behaviour, not a build
         Invalid("import torch\nuse_pin = torch.cuda.is_available() and not torch.version.hip\n",
                 'import torch\n'

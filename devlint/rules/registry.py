@@ -17,6 +17,7 @@ RULE_MODULES = (
     "dl203_cuda_only_skip",
     "dl301_cuda_visible_devices",
     "dl302_shell_cuda_visible_devices",
+    "dl303_shell_device_option",
     "dl401_torch_cuda_api",
     "dl402_cuda_stream_event",
     "dl403_cuda_amp",

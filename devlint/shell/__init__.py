@@ -1,4 +1,5 @@
-"""Shell-script support: which files are shell scripts, and DL302 (shell-cuda-visible-devices).
+"""Shell-script support: which files are shell scripts, DL302 (shell-cuda-visible-devices) and
+DL303 (shell-device-option).
 
 Cheap to import: the tree-sitter parser is imported only when a shell file is actually linted
 (`devlint.shell._lint`), so Python-only runs pay nothing for it.
@@ -12,7 +13,7 @@ Engine entry points:
     syntax_error_count(text: str) -> int   (tree-sitter ERROR/MISSING nodes)
     validate_shell(text: str, path: str) -> str | None   (None: `bash -n` / `sh -n` accepts it)
     lint_shell_file(text: str, path: str, settings) -> list[Diagnostic]   (the runner's hook:
-        honours select/ignore/per-file-ignores of devlint.settings.Settings)
+        honours select/ignore/per-file-ignores of devlint.settings.Settings for DL302, DL303)
     fix_shell(text, path, options, unsafe=False) -> str   (apply fixes until stable)
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from devlint.shell._lint import ShellResult
 
 __all__ = [
+    "SHELL_CODES",
     "SHELL_EXTENSIONS",
     "ShellOptions",
     "analyze_shell",
@@ -42,8 +44,12 @@ __all__ = [
     "validate_shell",
 ]
 
+# the rules that read shell scripts: visibility variables, device options on command lines
+SHELL_CODES = frozenset({"DL302", "DL303"})
+
+
 def lint_shell(text: str, path: str, options: ShellOptions | None = None) -> list[Diagnostic]:
-    """DL302 findings of a shell script that no suppression comment covers."""
+    """DL302 and DL303 findings of a shell script that no suppression comment covers."""
     return analyze_shell(text, path, options).diagnostics
 
 
@@ -81,13 +87,16 @@ def options_from_settings(settings) -> ShellOptions:
 
 
 def lint_shell_file(text: str, path: str, settings=None) -> list[Diagnostic]:
-    """The runner's entry point: [] when DL302 is not enabled for `path` by `settings`."""
-    if settings is not None:
-        from devlint.rules.registry import enabled_codes
+    """The runner's entry point: the findings of the shell rules (DL302, DL303) that
+    `settings` enables for `path`."""
+    if settings is None:
+        return lint_shell(text, path, options_from_settings(settings))
+    from devlint.rules.registry import enabled_codes
 
-        if "DL302" not in enabled_codes(settings, path):
-            return []
-    return lint_shell(text, path, options_from_settings(settings))
+    codes = enabled_codes(settings, path) & SHELL_CODES
+    if not codes:
+        return []
+    return [d for d in lint_shell(text, path, options_from_settings(settings)) if d.code in codes]
 
 
 def validate_shell(text: str, path: str = "<fixed>") -> str | None:

@@ -1,14 +1,15 @@
-"""DL302 implementation, the driver: parse a shell script, run the visibility analysis, apply
-suppressions; and the fix loop (`fix_text`).
+"""The shell rules' driver: parse a shell script, run the visibility analysis (DL302) and the
+device-option check (DL303), apply suppressions; and the fix loop (`fix_text`).
 
 Imported lazily by devlint.shell (it imports tree_sitter, through `parse`, at module level).
-Modules: `parse`, `visibility` (the analysis) with `fixwriter` (its edits), `suppress`,
-`table`."""
+Modules: `parse`, `visibility` (the analysis) with `fixwriter` (its edits), `device_option`,
+`suppress`, `table`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from devlint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from devlint.shell.device_option import device_options, diagnostics as option_diagnostics
 from devlint.shell.options import detect_dialect, ShellOptions
 from devlint.shell.parse import _dialect_from_tree, _Doc, _parse
 from devlint.shell.suppress import _apply_suppressions, Suppression, _suppressions
@@ -35,6 +36,11 @@ def analyze(text: str, path: str, options: ShellOptions) -> ShellResult:
     analysis = _Analysis(doc, tree.root_node, options, dialect, table)
     findings = analysis.run()
     diagnostics = analysis.build_diagnostics(findings, path)
+    options_found = device_options(doc, tree.root_node)  # DL303
+    pairs = sorted(zip([*diagnostics, *option_diagnostics(doc, options_found, path)],
+                       [*findings, *options_found]), key=lambda p: (p[0].start, p[0].code))
+    diagnostics = [d for d, _ in pairs]
+    findings = [f for _, f in pairs]
     suppressions = _suppressions(doc, tree.root_node)
     kept, suppressed = _apply_suppressions(diagnostics, findings, suppressions, doc)
     return ShellResult(kept, suppressed, suppressions, dialect)

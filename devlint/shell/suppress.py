@@ -1,4 +1,4 @@
-"""Suppression comments in shell scripts (`# noqa: DL302`, `# devlint: ignore[DL302]`,
+"""Suppression comments in shell scripts (`# noqa: DL302`, `# devlint: ignore[DL303]`,
 `# devlint: file-ignore[...]`) and how they apply to the findings."""
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ _SUPPRESS = re.compile(
 )
 
 
-def _matches(token: str) -> bool:
+def _matches(token: str, code: str = CODE, name: str = NAME) -> bool:
     token = token.strip()
     if not token:
         return False
-    return token.upper() == "ALL" or CODE.startswith(token.upper()) or token.lower() == NAME
+    return token.upper() == "ALL" or code.startswith(token.upper()) or token.lower() == name
 
 
 @dataclass
@@ -56,8 +56,9 @@ def _suppressions(doc: _Doc, root) -> list[Suppression]:
 
 def _apply_suppressions(diagnostics, findings, suppressions, doc):
     kept, suppressed = [], []
-    file_level = [s for s in suppressions if s.kind == "file-ignore" and any(map(_matches, s.codes))]
     for d, f in zip(diagnostics, findings):
+        file_level = [s for s in suppressions if s.kind == "file-ignore"
+                      and any(_matches(c, d.code, d.name) for c in s.codes)]
         if file_level:
             for s in file_level:
                 s.used = True
@@ -71,7 +72,8 @@ def _apply_suppressions(diagnostics, findings, suppressions, doc):
         for s in suppressions:
             if s.kind == "file-ignore" or s.row not in rows:
                 continue
-            if (s.kind == "noqa" and not s.codes) or any(map(_matches, s.codes)):
+            if (s.kind == "noqa" and not s.codes) or any(_matches(c, d.code, d.name)
+                                                         for c in s.codes):
                 hit = s
                 break
         if hit is not None:

@@ -284,6 +284,9 @@ if torch.cuda.is_available():
     v = torch.load(buf, map_location=lambda storage, loc: storage.cuda(i))["w"]
     d = torch.device("cuda")
     e = torch.device(f"cuda:{i}")
+    first_device = "cuda:0"
+    f = torch.zeros(1, device="cuda:0").to(first_device)
+    assert f.device.type == "cuda"
     with torch.cuda.amp.autocast(enabled=True):
         z = model(x)
     scaler = torch.cuda.amp.GradScaler()
