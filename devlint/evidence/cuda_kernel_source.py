@@ -18,8 +18,6 @@ generic module exempts only its function and that function's wrappers.
 from __future__ import annotations
 
 import ast
-import re
-import unicodedata
 
 from devlint.evidence import Reason
 
@@ -29,27 +27,9 @@ _KEYWORDS = frozenset({"cuda_sources", "cuda_files", "cuda_srcs"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-# Between two characters of a string's value, the source may close the string and open the
-# next one (implicit concatenation, comments and line breaks between them) or continue a line.
-_SEP = (r"""(?:\\(?:\r\n|\r|\n)|["']{1,3}(?:\s|\\(?:\r\n|\r|\n)|#[^\r\n]*)*"""
-        r"""[rRbBuUfF]{0,2}["']{1,3})*""")
-# a suffix spelled out in the source, ending a value (nothing of a name or word follows it)
-_SUFFIX_IN_SOURCE = re.compile("(?:" + "|".join(_SEP.join(re.escape(c) for c in s)
-                                               for s in _SUFFIXES) + ")(?![A-Za-z0-9_])")
-# an escape that can spell any character (`\x63`, `\u0075`, `\N{...}`, `\143`)
-_CHAR_ESCAPE = re.compile(r"\\[xuUN0-7]")
-
-
 def mentions(text: str) -> bool:
-    """The cheap text gate: the source may hold a CUDA source build. It holds for every text
-    where `build_call` finds one (tests/test_fast_paths.py): a CUDA source keyword (an
-    identifier, compared after NFKC normalization as Python does), or a string value ending
-    in a CUDA suffix, whose characters stand in the source either as they are (possibly split
-    over implicitly concatenated strings or continued lines) or as an escape that can spell
-    any character (then the gate holds for the whole text)."""
-    norm = text if text.isascii() else unicodedata.normalize("NFKC", text)
-    return (any(k in norm for k in _KEYWORDS) or _CHAR_ESCAPE.search(text) is not None
-            or _SUFFIX_IN_SOURCE.search(text) is not None)
+    """The cheap text gate: the source may hold a CUDA source build."""
+    return ".cu" in text or any(k in text for k in _KEYWORDS)
 
 
 def build_call(node) -> ast.Call | None:
