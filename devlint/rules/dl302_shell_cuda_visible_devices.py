@@ -2,7 +2,8 @@
 rule. Detection and fixes live in devlint.shell (tree-sitter-bash, imported lazily)."""
 from __future__ import annotations
 
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules._shell_rule import ShellRule
+from devlint.rules.base import Invalid, Valid
 
 CODE = "DL302"
 NAME = "shell-cuda-visible-devices"
@@ -176,20 +177,13 @@ def check(text: str, path: str, options=None):
     return lint_shell(text, path, options)
 
 
-class ShellCudaVisibleDevices(Rule):
+class ShellCudaVisibleDevices(ShellRule):
     __doc__ = DOC
     code = CODE
     name = NAME
     summary = SUMMARY
-    exempt_by = ()  # shell scripts: no principle reads them
-    # The examples are shell scripts: tests/shell runs them through devlint.shell; the Python
-    # rule-example harness (which parses with `ast`) must skip rules with `shell = True`.
-    shell = True
     valid = [Valid(src, path=path) for path, src in VALID]
     invalid = [Invalid(src, fixed, path=path) for path, src, fixed in INVALID]
-
-    def check(self, facts):  # Python files: nothing to do; shell files go through check_shell
-        return iter(())
 
     @staticmethod
     def check_shell(text: str, path: str, options=None):

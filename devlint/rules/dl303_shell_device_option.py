@@ -3,7 +3,8 @@ that flags a CUDA device on a command line. Detection lives in devlint.shell.dev
 (tree-sitter-bash, imported lazily)."""
 from __future__ import annotations
 
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules._shell_rule import ShellRule
+from devlint.rules.base import Invalid, Valid
 
 CODE = "DL303"
 NAME = "shell-device-option"
@@ -93,19 +94,13 @@ def check(text: str, path: str, options=None):
     return [d for d in lint_shell(text, path, options) if d.code == CODE]
 
 
-class ShellDeviceOption(Rule):
+class ShellDeviceOption(ShellRule):
     __doc__ = DOC
     code = CODE
     name = NAME
     summary = SUMMARY
-    exempt_by = ()  # shell scripts: no principle reads them
-    # shell scripts: tests/shell runs the examples (see DL302)
-    shell = True
     valid = [Valid(src, path=path) for path, src in VALID]
     invalid = [Invalid(src, fixed, path=path) for path, src, fixed in INVALID]
-
-    def check(self, facts):  # Python files: nothing to do; shell files go through check_shell
-        return iter(())
 
     @staticmethod
     def check_shell(text: str, path: str, options=None):
