@@ -318,3 +318,17 @@ def test_limits_of_private_classes_used_only_on_cuda(extra):
     assert _api_reasons(_PRIVATE + extra)[12] is None
     # a public class may be built elsewhere
     assert _api_reasons(_PRIVATE.replace("_State", "State"))[12] is None
+
+
+def test_assert_of_a_cuda_alike_platform_covers_the_torch_cuda_api_only():
+    # `assert current_platform.is_cuda_alike()` leaves CUDA or ROCm, where torch.cuda is the
+    # platform's API (like `if not is_cuda_alike(): return`); a device literal after it is
+    # still reported (ROCm's tensors need not live on the default device)
+    from devlint.api import check_source
+
+    src = ("import torch\nfrom vllm.platforms import current_platform\n\n\ndef f(n):\n"
+           "    assert current_platform.is_cuda_alike()\n"
+           "    e = torch.cuda.Event()\n"
+           "    return e, torch.zeros(n, device=\"cuda\")\n")
+    codes = sorted(d.code for d in check_source(src, "m.py"))
+    assert codes == ["DL103"]

@@ -120,6 +120,11 @@ class Descent(GuardTests, ValueFlow, PrivateUses):
             return Where(where.function, where.klass,
                          alike_guard_reason(stmt.test, self.f.path, "exit"),
                          where.tensor_guard, None, where.level)
+        if not where.guarded and isinstance(stmt, ast.Assert) and alike_polarity(stmt.test) > 0:
+            # `assert current_platform.is_cuda_alike()`: the same, as an assert
+            return Where(where.function, where.klass,
+                         alike_guard_reason(stmt.test, self.f.path, "assert"),
+                         where.tensor_guard, None, where.level)
         return where
 
     def statement(self, stmt, where: Where):

@@ -43,6 +43,8 @@ def alike_polarity(test) -> int:
 def alike_guard_reason(test, path: str | None, branch: str = "if") -> Reason:
     text = {"if": "under a test for a CUDA-alike platform (CUDA or ROCm: torch.cuda is its API)",
             "exit": "after an early exit that leaves only a CUDA-alike platform (CUDA or ROCm: "
-                    "torch.cuda is its API)"}[branch]
+                    "torch.cuda is its API)",
+            "assert": "after an assert that leaves only a CUDA-alike platform (CUDA or ROCm: "
+                      "torch.cuda is its API)"}[branch]
     r = Reason("cuda-alike-guard", text, path, getattr(test, "lineno", None))
     return r

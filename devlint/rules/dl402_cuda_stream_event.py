@@ -70,6 +70,10 @@ class CudaStreamEvent(Rule):
               "    return None\n"),
         Valid("import torch\n\n\ndef aux(s):\n    if s is None and is_cuda_alike():\n"
               "        s = torch.cuda.Stream()\n    return s\n"),
+        # the same after an assert that leaves only CUDA or ROCm
+        Valid("from vllm.platforms import current_platform\nimport torch\n\n\ndef events():\n"
+              "    assert current_platform.is_cuda_alike()\n"
+              "    return [torch.cuda.Event(), torch.cuda.Event()]\n"),
         # the block is CUDA-only code: a platform guard is its fix, not `with s:`
         Valid("import torch\nwith torch.cuda.stream(s):\n    torch.cuda.current_blas_handle()\n"),
         Valid("import torch\ne = torch.Event()\n"),
