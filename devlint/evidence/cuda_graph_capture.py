@@ -41,7 +41,7 @@ import ast
 import re
 
 from devlint.evidence import Reason
-from devlint.evidence.vocabulary import is_test_path
+from devlint.evidence.vocabulary import is_test_path, unconditional_in
 
 _P = "cuda-graph-capture"
 # the capture APIs, by the last parts of their dotted name
@@ -114,16 +114,6 @@ def _shared(nodes) -> bool:
     return False
 
 
-def _unconditional(body):
-    stack = list(body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _CONDITIONAL):
-            continue
-        yield n
-        stack.extend(ast.iter_child_nodes(n))
-
-
 def _mentions(text: str) -> bool:
     return "graph" in text or "Graph" in text
 
@@ -142,7 +132,7 @@ def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Rea
     if layer or not _mentions(text):
         return None
     if isinstance(scope, _FUNCS):
-        call = next((n for n in _unconditional(scope.body) if capture_call(n)), None)
+        call = next((n for n in unconditional_in(scope.body, _CONDITIONAL) if capture_call(n)), None)
         if call is None or _shared(ast.walk(scope)):
             return None
         return Reason(_P, f"`{scope.name}` captures a CUDA graph", path, call.lineno)
