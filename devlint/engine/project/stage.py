@@ -30,9 +30,12 @@ class Exemption:
     guarded: set = field(default_factory=set)
     # findings (by start offset) in a parameter default every call in the package overrides
     defaults: dict = field(default_factory=dict)
+    # findings ((start offset, code) -> Reason) in bodies an imported CUDA gate covers
+    # (`engine/project/xgates.py`)
+    gated: dict = field(default_factory=dict)
 
     def __bool__(self):
-        return bool(self.module or self.functions or self.defaults)
+        return bool(self.module or self.functions or self.defaults or self.gated)
 
 
 # --- the stage ---------------------------------------------------------------------------
@@ -84,6 +87,13 @@ def _exemptions(results, project: Project) -> dict:
         out.update(found)
     for path, dead in _dead_defaults(project, results).items():
         out.setdefault(path, Exemption()).defaults = dead
+    # --- imported gates (xgates) ---
+    from devlint.engine.project.xgates import gated_findings
+
+    for path, gated in gated_findings(project, results,
+                                      lambda root, top: _package_key(project, root, top)).items():
+        out.setdefault(path, Exemption()).gated = gated
+    # --- end imported gates ---
     return out
 
 
@@ -157,7 +167,7 @@ def keep(diag, ex: Exemption | None) -> bool:
     """Whether a finding survives its file's exemption."""
     if not ex or diag.code in _KEEP:
         return True
-    if ex.module or diag.start in ex.defaults:
+    if ex.module or diag.start in ex.defaults or (diag.start, diag.code) in ex.gated:
         return False
     if diag.scope not in ex.functions:
         return True
@@ -187,7 +197,8 @@ def apply(results, exempt: dict) -> int:
                 res.exempt.insert(0, exempt_from_reason(ex.module, None, "", res.path,
                                                         rules=ALL_RULES))
             for d in gone:
-                why = ex.module or ex.defaults.get(d.start) or ex.functions[d.scope]
+                why = ex.module or ex.defaults.get(d.start) or ex.gated.get(
+                    (d.start, d.code)) or ex.functions[d.scope]
                 e = exempt_from_reason(why, d.code, d.name,
                                        res.path, d.start, d.end)
                 e.location, e.end_location = d.location, d.end_location
