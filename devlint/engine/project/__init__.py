@@ -30,6 +30,9 @@ that have findings, and only drops findings; it never adds one:
 - **A skip gate imported from a project module** (`xgates`, `devlint.evidence.imported_gate`):
   `@require_torch_gpu` from the project's testing utils covers its test's body as the same
   gate written in the file would, where its definition requires CUDA.
+- **A value an imported function makes only on CUDA** (`xguards`,
+  `devlint.evidence.imported_guard`): `self._stream = aux_stream()` then `assert self._stream
+  is not None`, with `aux_stream` of another module returning a stream only on CUDA.
 
 The package is found from the file (the directories holding `__init__.py` above it), so a
 pre-commit run over a few staged files judges them as a run over the whole tree does. What
@@ -40,7 +43,7 @@ may matter.
 
 Modules: `package` (module names, imports), `store` (per-file facts in the cache),
 `gates` (what a text says before a parse), `walker` (uses that stand on CUDA only), `index`
-(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `stage` (the driver: exemptions, keep/filter/apply),
+(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `stage` (the driver: exemptions, keep/filter/apply),
 `records` (what the workers record for it).
 """
 from __future__ import annotations

@@ -30,8 +30,8 @@ class Exemption:
     guarded: set = field(default_factory=set)
     # findings (by start offset) in a parameter default every call in the package overrides
     defaults: dict = field(default_factory=dict)
-    # findings ((start offset, code) -> Reason) in bodies an imported CUDA gate covers
-    # (`engine/project/xgates.py`)
+    # findings ((start offset, code) -> Reason) in bodies an imported CUDA gate covers, or
+    # under a test of a value an imported function makes only on CUDA (`xgates`, `xguards`)
     gated: dict = field(default_factory=dict)
 
     def __bool__(self):
@@ -87,13 +87,19 @@ def _exemptions(results, project: Project) -> dict:
         out.update(found)
     for path, dead in _dead_defaults(project, results).items():
         out.setdefault(path, Exemption()).defaults = dead
-    # --- imported gates (xgates) ---
+    # --- imported gates and guards (xgates, xguards) ---
     from devlint.engine.project.xgates import gated_findings
+    from devlint.engine.project.xguards import guarded_findings
 
-    for path, gated in gated_findings(project, results,
-                                      lambda root, top: _package_key(project, root, top)).items():
-        out.setdefault(path, Exemption()).gated = gated
-    # --- end imported gates ---
+    def key_of(root, top):
+        return _package_key(project, root, top)
+
+    for found in (gated_findings(project, results, key_of),
+                  guarded_findings(project, results, key_of)):
+        for path, gated in found.items():
+            ex = out.setdefault(path, Exemption())
+            ex.gated = {**gated, **ex.gated}
+    # --- end imported gates and guards ---
     return out
 
 
