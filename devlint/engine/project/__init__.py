@@ -33,6 +33,9 @@ that have findings, and only drops findings; it never adds one:
 - **A value an imported function makes only on CUDA** (`xguards`,
   `devlint.evidence.imported_guard`): `self._stream = aux_stream()` then `assert self._stream
   is not None`, with `aux_stream` of another module returning a stream only on CUDA.
+- **A test module's worker entry launched under a CUDA guard** (`xworkers`,
+  `devlint.evidence.launched_worker`): the `_worker` its `__main__` block runs under
+  `--worker`, where its test launches `__file__` only after `if not is_cuda(): skipTest()`.
 
 The package is found from the file (the directories holding `__init__.py` above it), so a
 pre-commit run over a few staged files judges them as a run over the whole tree does. What
@@ -43,7 +46,7 @@ may matter.
 
 Modules: `package` (module names, imports), `store` (per-file facts in the cache),
 `gates` (what a text says before a parse), `walker` (uses that stand on CUDA only), `index`
-(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `stage` (the driver: exemptions, keep/filter/apply),
+(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `xworkers` (launched workers), `stage` (the driver: exemptions, keep/filter/apply),
 `records` (what the workers record for it).
 """
 from __future__ import annotations

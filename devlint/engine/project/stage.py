@@ -87,19 +87,22 @@ def _exemptions(results, project: Project) -> dict:
         out.update(found)
     for path, dead in _dead_defaults(project, results).items():
         out.setdefault(path, Exemption()).defaults = dead
-    # --- imported gates and guards (xgates, xguards) ---
+    # --- imported gates and guards, launched workers (xgates, xguards, xworkers) ---
     from devlint.engine.project.xgates import gated_findings
     from devlint.engine.project.xguards import guarded_findings
 
     def key_of(root, top):
         return _package_key(project, root, top)
 
+    from devlint.engine.project.xworkers import worker_findings
+
     for found in (gated_findings(project, results, key_of),
-                  guarded_findings(project, results, key_of)):
+                  guarded_findings(project, results, key_of),
+                  worker_findings(project, results)):
         for path, gated in found.items():
             ex = out.setdefault(path, Exemption())
             ex.gated = {**gated, **ex.gated}
-    # --- end imported gates and guards ---
+    # --- end imported gates and guards, launched workers ---
     return out
 
 
