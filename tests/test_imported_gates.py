@@ -225,3 +225,29 @@ def test_fix_leaves_the_gated_bodies_alone(tree):
     text = (tree / "tests" / "test_x.py").read_text()
     assert 'x = torch.ones(2, device="cuda")' in text and "torch.ones(2).cuda()" in text
     assert 'z = torch.ones(2, device="cuda")' not in text
+
+
+def test_a_fix_earlier_in_the_file_does_not_unlock_the_gated_bodies(tree):
+    # the fix of the first test moves the gated findings: they are followed through the
+    # rounds and the report after the fix, not matched by their old places
+    write(tree, {"tests/test_x.py": """\
+        import torch
+
+        from .utils import gpu_test
+
+
+        def test_ungated():
+            z = torch.ones(2, device="cuda")
+
+
+        @gpu_test
+        def test_one():
+            x = torch.ones(2, device="cuda")
+        """})
+    r = run("check", "--no-cache", "--fix", "--unsafe-fixes", "tests/test_x.py", cwd=tree)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "1 fixed, 0 remaining" in r.stdout
+    text = (tree / "tests" / "test_x.py").read_text()
+    assert 'x = torch.ones(2, device="cuda")' in text
+    assert 'z = torch.ones(2, device="cuda")' not in text
+    assert findings(tree, "tests/test_x.py") == []

@@ -188,6 +188,42 @@ def filtered(diags, ex: Exemption | None) -> list:
     return [d for d in diags if keep(d, ex)] if ex else diags
 
 
+def fix_filter(lint, ex: Exemption | None):
+    """`lint` for the fix loop, with the file's exemption applied. The exemption names some
+    findings by their place in the text the stage read (`defaults`, `gated`); a fix elsewhere
+    in the file moves them, so the findings it drops from that text are followed by what they
+    say (code and source) through the later rounds, and dropped there too."""
+    if not ex:
+        return lint
+    dropped: list = []  # [(code, source)] dropped from the first text, still to be met
+    first = [True]
+
+    def drop(diags, text):
+        """The findings of a later text that the first text's exemption drops."""
+        left = list(dropped)
+        out = []
+        for d in filtered(diags, ex):
+            k = (d.code, text[d.start:d.end])
+            if k in left:
+                left.remove(k)
+                continue
+            out.append(d)
+        return out
+
+    def run(text):
+        diags = lint(text)
+        if first[0]:
+            first[0] = False
+            kept = filtered(diags, ex)
+            ids = {id(d) for d in kept}
+            dropped.extend((d.code, text[d.start:d.end]) for d in diags if id(d) not in ids)
+            return kept
+        return drop(diags, text)
+
+    run.drop = drop
+    return run
+
+
 def apply(results, exempt: dict) -> int:
     """Drop exempted findings from `results` in place (each one becomes an exempt entry of
     its result, for `--show-exempt`; a module exempt as a whole also a whole-file entry);
@@ -197,6 +233,10 @@ def apply(results, exempt: dict) -> int:
     dropped = 0
     for res in results:
         ex = exempt.get(os.path.abspath(res.path)) if res.diagnostics else None
+        if ex and res.changed and (ex.defaults or ex.gated):
+            # fixed: the findings named by their place were dropped by the fix pass
+            # (`fix_filter`), and the places have moved
+            ex = Exemption(ex.module, ex.functions, ex.guarded)
         if ex:
             kept = filtered(res.diagnostics, ex)
             kept_ids = {id(d) for d in kept}
