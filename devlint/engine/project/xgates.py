@@ -10,7 +10,6 @@ files, the defining modules' stats and the findings' places."""
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
@@ -230,16 +229,16 @@ def gate_of(project, root: str, mod: str, name: str, hops: int = 0):
     path = _locate(project, root, mod)
     if path is None:
         return None, None
-    stored = project.fact(path, "gate:" + name, lambda: _judged(project, path, mod, name, hops))
+    stored = project.fact(path, "gate:" + name, lambda: _judged(project, path, name))
     if isinstance(stored, list):  # a re-export: [module, name] to follow
         if hops >= _MAX_HOPS:
             return None, path
-        return gate_of(project, package_of(path)[0] if package_of(path) else root,
-                       stored[0], stored[1], hops + 1)
+        pkg = package_of(path)
+        return gate_of(project, pkg[0] if pkg else root, stored[0], stored[1], hops + 1)
     return (Reason.from_dict(stored) if stored else None), path
 
 
-def _judged(project, path: str, mod: str, name: str, hops: int):
+def _judged(project, path: str, name: str):
     """The stored verdict: a Reason's dict, None, or [module, name] of a re-export."""
     tree = project.tree(path)
     if tree is None:

@@ -150,18 +150,29 @@ def _judged(project, path: str, name: str):
             if name in found:
                 return ["->", *found[name]]
         return None
-    from devlint.analysis.descent import Descent
-    from devlint.analysis.model import FileFacts, collect_imports
-    from devlint.settings import Settings
-
-    aliases: dict = {}
-    collect_imports(tree.body, aliases)
-    facts = FileFacts(path, project.text(path) or "", "torch", Settings(), None, tree, aliases)
-    desc = Descent(facts, [])
-    desc._query_aliases(tree.body)
-    desc._cuda_helpers(tree.body)
+    desc = _descent(project, path, tree)
     found = [desc.producer(d) for d in defs]
     if not found or any(f is None for f in found):
         return None
     level = "cuda" if all(f[0] == "cuda" for f in found) else "alike"
     return [level, getattr(found[0][1], "lineno", None)]
+
+
+def _descent(project, path: str, tree):
+    """The triage descent of a defining module, prepared as for its own run (its query
+    aliases and CUDA helpers), once per module and run: its producer verdicts are memoized."""
+    memo = project.__dict__.setdefault("_xguards_descents", {})
+    if path not in memo:
+        from devlint.analysis.descent import Descent
+        from devlint.analysis.model import FileFacts, collect_imports
+        from devlint.settings import Settings
+
+        aliases: dict = {}
+        collect_imports(tree.body, aliases)
+        facts = FileFacts(path, project.text(path) or "", "torch", Settings(), None, tree,
+                          aliases)
+        desc = Descent(facts, [])
+        desc._query_aliases(tree.body)
+        desc._cuda_helpers(tree.body)
+        memo[path] = desc
+    return memo[path]
