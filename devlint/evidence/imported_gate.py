@@ -23,8 +23,9 @@ Limits: a name that does not resolve to a definition in the project (a third-par
 star import, a gate built at run time) keeps the findings; a gate that only excludes some
 platforms or only the CPU (`torch_device == "cpu"`, `skip_if_rocm`) is no CUDA gate; a gate
 on a platform query that merely asks (`not current_platform.is_cuda()`) or on a flag exempts
-nothing, as in the file; a decorator factory (`@skip_if_lt_x_gpu(2)`) is not followed; the
-skip gates of the tests themselves (DL203) stay findings.
+nothing, as in the file; a decorator factory (`@skip_if_lt_x_gpu(2)`) or a module attribute
+(`@utils.require_cuda`) is not followed; the skip gates of the tests themselves (DL203) stay
+findings; a file outside a package (no `__init__.py`) is not read by the project stage.
 """
 from __future__ import annotations
 
