@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from devlint.analysis.imported import imported_producer
 from devlint.analysis.model import _EXITS, _FUNCS
 from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
@@ -212,6 +213,10 @@ class ValueFlow:
                 and func.value.id in ("self", "cls") and klass is not None:
             defs = [st for st in klass.body if isinstance(st, _FUNCS) and st.name == func.attr]
         if not defs:
+            # --- a producer imported from a project module (project stage re-runs only) ---
+            if isinstance(func, ast.Name) and func.id not in self._module_defs():
+                level = imported_producer(func.id)
+                return (level, call) if level else None
             return None
         found = [self.producer(d) for d in defs]
         if any(x is None for x in found):

@@ -150,9 +150,9 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     validate = _validator(kind, path)
     fix_lint = lint
     if exempt:
-        from devlint.engine.project import filtered
+        from devlint.engine.project.stage import fix_filter
 
-        fix_lint = lambda text: filtered(lint(text), exempt)  # noqa: E731
+        fix_lint = fix_filter(lint, exempt)  # exempt findings followed through the rounds
     outcome = fix_text(src.text, fix_lint, validate, unsafe)
     new_text = outcome.text
     res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
@@ -168,6 +168,8 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     out = {}
     final = new_text if res.changed else src.text
     res.diagnostics = lint(final, out) if kind == "python" else lint(final)
+    if res.changed and hasattr(fix_lint, "drop"):  # the exempt findings, moved by the fixes
+        res.diagnostics = fix_lint.drop(res.diagnostics, final)
     res.exempt = out.get("exempt", [])
     if res.changed:
         res.new_bytes = src.to_bytes(new_text)

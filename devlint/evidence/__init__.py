@@ -51,7 +51,11 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double`, `only_called_on_cuda` and
-  `package_dead_default` (a parameter default no call in the package uses) state them.
+  `package_dead_default` (a parameter default no call in the package uses) state them;
+  `imported_gate`: a test's skip gate imported from a project module that requires CUDA;
+  `imported_guard`: a value an imported project function makes only on CUDA, tested;
+  `launched_worker`: a test module's worker entry that its own test launches under a CUDA
+  guard.
 
 `PRINCIPLES` names them all, each with the module whose docstring states it: the one source
 of `principle_summary` (`devlint rule` and docs/rules/ print it).
@@ -93,6 +97,9 @@ PRINCIPLES = {
     "mock-target": "devlint.evidence.mock_target",
     "cuda-value": "devlint.evidence.cuda_value",
     "fake-tensor": "devlint.evidence.fake_tensor",
+    "imported-gate": "devlint.evidence.imported_gate",
+    "imported-guard": "devlint.evidence.imported_guard",
+    "launched-worker": "devlint.evidence.launched_worker",
 }
 
 

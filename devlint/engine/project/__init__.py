@@ -27,6 +27,15 @@ that have findings, and only drops findings; it never adds one:
   the findings; uses outside the package are not seen.
 - **A dead default** (`defaults`, `devlint.evidence.package_dead_default`): a finding in a
   parameter default whose every use in the package is a call that passes the parameter.
+- **A skip gate imported from a project module** (`xgates`, `devlint.evidence.imported_gate`):
+  `@require_torch_gpu` from the project's testing utils covers its test's body as the same
+  gate written in the file would, where its definition requires CUDA.
+- **A value an imported function makes only on CUDA** (`xguards`,
+  `devlint.evidence.imported_guard`): `self._stream = aux_stream()` then `assert self._stream
+  is not None`, with `aux_stream` of another module returning a stream only on CUDA.
+- **A test module's worker entry launched under a CUDA guard** (`xworkers`,
+  `devlint.evidence.launched_worker`): the `_worker` its `__main__` block runs under
+  `--worker`, where its test launches `__file__` only after `if not is_cuda(): skipTest()`.
 
 The package is found from the file (the directories holding `__init__.py` above it), so a
 pre-commit run over a few staged files judges them as a run over the whole tree does. What
@@ -37,7 +46,7 @@ may matter.
 
 Modules: `package` (module names, imports), `store` (per-file facts in the cache),
 `gates` (what a text says before a parse), `walker` (uses that stand on CUDA only), `index`
-(the `Project` and its principles), `defaults` (dead parameter defaults), `stage` (the driver: exemptions, keep/filter/apply),
+(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `xworkers` (launched workers), `stage` (the driver: exemptions, keep/filter/apply),
 `records` (what the workers record for it).
 """
 from __future__ import annotations

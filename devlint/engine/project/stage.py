@@ -30,9 +30,12 @@ class Exemption:
     guarded: set = field(default_factory=set)
     # findings (by start offset) in a parameter default every call in the package overrides
     defaults: dict = field(default_factory=dict)
+    # findings ((start offset, code) -> Reason) in bodies an imported CUDA gate covers, or
+    # under a test of a value an imported function makes only on CUDA (`xgates`, `xguards`)
+    gated: dict = field(default_factory=dict)
 
     def __bool__(self):
-        return bool(self.module or self.functions or self.defaults)
+        return bool(self.module or self.functions or self.defaults or self.gated)
 
 
 # --- the stage ---------------------------------------------------------------------------
@@ -84,6 +87,22 @@ def _exemptions(results, project: Project) -> dict:
         out.update(found)
     for path, dead in _dead_defaults(project, results).items():
         out.setdefault(path, Exemption()).defaults = dead
+    # --- imported gates and guards, launched workers (xgates, xguards, xworkers) ---
+    from devlint.engine.project.xgates import gated_findings
+    from devlint.engine.project.xguards import guarded_findings
+
+    def key_of(root, top):
+        return _package_key(project, root, top)
+
+    from devlint.engine.project.xworkers import worker_findings
+
+    for found in (gated_findings(project, results, key_of),
+                  guarded_findings(project, results, key_of),
+                  worker_findings(project, results)):
+        for path, gated in found.items():
+            ex = out.setdefault(path, Exemption())
+            ex.gated = {**gated, **ex.gated}
+    # --- end imported gates and guards, launched workers ---
     return out
 
 
@@ -157,7 +176,7 @@ def keep(diag, ex: Exemption | None) -> bool:
     """Whether a finding survives its file's exemption."""
     if not ex or diag.code in _KEEP:
         return True
-    if ex.module or diag.start in ex.defaults:
+    if ex.module or diag.start in ex.defaults or (diag.start, diag.code) in ex.gated:
         return False
     if diag.scope not in ex.functions:
         return True
@@ -169,6 +188,42 @@ def filtered(diags, ex: Exemption | None) -> list:
     return [d for d in diags if keep(d, ex)] if ex else diags
 
 
+def fix_filter(lint, ex: Exemption | None):
+    """`lint` for the fix loop, with the file's exemption applied. The exemption names some
+    findings by their place in the text the stage read (`defaults`, `gated`); a fix elsewhere
+    in the file moves them, so the findings it drops from that text are followed by what they
+    say (code and source) through the later rounds, and dropped there too."""
+    if not ex:
+        return lint
+    dropped: list = []  # [(code, source)] dropped from the first text, still to be met
+    first = [True]
+
+    def drop(diags, text):
+        """The findings of a later text that the first text's exemption drops."""
+        left = list(dropped)
+        out = []
+        for d in filtered(diags, ex):
+            k = (d.code, text[d.start:d.end])
+            if k in left:
+                left.remove(k)
+                continue
+            out.append(d)
+        return out
+
+    def run(text):
+        diags = lint(text)
+        if first[0]:
+            first[0] = False
+            kept = filtered(diags, ex)
+            ids = {id(d) for d in kept}
+            dropped.extend((d.code, text[d.start:d.end]) for d in diags if id(d) not in ids)
+            return kept
+        return drop(diags, text)
+
+    run.drop = drop
+    return run
+
+
 def apply(results, exempt: dict) -> int:
     """Drop exempted findings from `results` in place (each one becomes an exempt entry of
     its result, for `--show-exempt`; a module exempt as a whole also a whole-file entry);
@@ -178,6 +233,10 @@ def apply(results, exempt: dict) -> int:
     dropped = 0
     for res in results:
         ex = exempt.get(os.path.abspath(res.path)) if res.diagnostics else None
+        if ex and res.changed and (ex.defaults or ex.gated):
+            # fixed: the findings named by their place were dropped by the fix pass
+            # (`fix_filter`), and the places have moved
+            ex = Exemption(ex.module, ex.functions, ex.guarded)
         if ex:
             kept = filtered(res.diagnostics, ex)
             kept_ids = {id(d) for d in kept}
@@ -187,7 +246,8 @@ def apply(results, exempt: dict) -> int:
                 res.exempt.insert(0, exempt_from_reason(ex.module, None, "", res.path,
                                                         rules=ALL_RULES))
             for d in gone:
-                why = ex.module or ex.defaults.get(d.start) or ex.functions[d.scope]
+                why = ex.module or ex.defaults.get(d.start) or ex.gated.get(
+                    (d.start, d.code)) or ex.functions[d.scope]
                 e = exempt_from_reason(why, d.code, d.name,
                                        res.path, d.start, d.end)
                 e.location, e.end_location = d.location, d.end_location

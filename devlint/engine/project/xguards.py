@@ -1,0 +1,178 @@
+"""Guards through values made in another module (`devlint.evidence.imported_guard`): the
+findings under a test of a value that a function imported from a project module makes only on
+CUDA (else None).
+
+Per file with findings: its `from M import name` names that it calls, each resolved to a
+module-level function of the project and judged there by the producer rule of
+`devlint.analysis.flow` (the verdict stored per defining module in the fact store, keyed by
+its stat); where one is a producer, the file's analysis runs again knowing it
+(`devlint.analysis.imported`), and the findings that run no longer makes are the ones its
+tests guard. The per-package answer is stored like `xgates`' (same key, the defining
+modules' stats)."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+
+from devlint.engine.project.package import package_of
+from devlint.engine.project.xgates import (
+    _MAX_HOPS, _deps_unchanged, _locate, _read, _stat, imported_names,
+)
+from devlint.evidence import Reason
+from devlint.evidence.imported_guard import producer_reason
+
+_NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def guarded_findings(project, results, key_of) -> dict:
+    """{absolute path: {(start, code): Reason}} of the findings under a test of a value an
+    imported producer makes only on CUDA."""
+    packages: dict = {}
+    for res in results:
+        if res.diagnostics and res.path.endswith(".py") and any(
+                d.code not in _NEVER for d in res.diagnostics):
+            pkg = package_of(res.path)
+            if pkg is not None:
+                packages.setdefault((pkg[0], pkg[1].split(".")[0]), []).append(res)
+    out = {}
+    for (root, top), found in packages.items():
+        h, fresh = key_of(root, top)
+        h.update(json.dumps([[r.path, sorted((d.start, d.code) for d in r.diagnostics)]
+                             for r in found]).encode("utf-8", "surrogateescape"))
+        memo = project.memo_file(root, top)
+        memo = memo and memo[:-len(".exempt.json")] + ".xguards.json"
+        stored = _read(memo) if memo and fresh else None
+        if isinstance(stored, dict) and stored.get("key") == h.hexdigest() \
+                and _deps_unchanged(stored.get("deps", [])):
+            for path, gated in stored["guarded"].items():
+                out[path] = {(start, code): Reason.from_dict(r) for start, code, r in gated}
+            continue
+        deps: dict = {}
+        answer = {}
+        for res in found:
+            path = os.path.abspath(res.path)
+            guarded = _file_guarded(project, path, res, deps)
+            if guarded:
+                answer[path] = guarded
+        if memo and fresh:
+            from devlint.engine.project.store import _write_json
+
+            _write_json(memo, {"key": h.hexdigest(), "deps": sorted(deps.items()),
+                               "guarded": {p: [[s, c, r.to_dict()] for (s, c), r in g.items()]
+                                           for p, g in answer.items()}})
+        out.update(answer)
+    return out
+
+
+def _file_guarded(project, path: str, res, deps: dict) -> dict:
+    text = project.text(path)
+    if not text or "None" not in text and "assert" not in text and "if " not in text:
+        return {}
+    tree = project.tree(path)
+    if tree is None:
+        return {}
+    root, modname = package_of(path)
+    imported = imported_names(tree, modname, os.path.basename(path) == "__init__.py")
+    if not imported:
+        return {}
+    called = {n.func.id for n in ast.walk(tree)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id in imported}
+    own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
+    producers = {}  # local -> (level, Reason)
+    for local in sorted(called - own):
+        mod, name = imported[local]
+        found, where = producer_of(project, root, mod, name)
+        if where:
+            deps[where] = _stat(where)
+        if found:
+            level, line = found
+            producers[local] = (level, producer_reason(local, mod, level, where, line))
+    if not producers:
+        return {}
+    from devlint.analysis.imported import PRODUCERS
+    from devlint.engine.linter import lint_text
+    from devlint.settings import Settings
+
+    settings = Settings()
+    wanted = {(d.start, d.code) for d in res.diagnostics if d.code not in _NEVER}
+
+    def places(oracle):
+        token = PRODUCERS.set(oracle)
+        try:
+            return {(d.start, d.code) for d in lint_text(path, text, settings)}
+        except Exception:  # a file the linter cannot run on: no answer
+            return None
+        finally:
+            PRODUCERS.reset(token)
+
+    before = places({})
+    if before is None:
+        return {}
+    out = {}
+    for local, (level, why) in producers.items():
+        after = places({local: level})
+        if after is None:
+            continue
+        for place in (before - after) & wanted:
+            out.setdefault(place, why)
+    return out
+
+
+def producer_of(project, root: str, mod: str, name: str, hops: int = 0):
+    """([level, line] where `name` of project module `mod` is a producer of a value made only
+    on CUDA ("cuda") or a CUDA-alike platform ("alike"), else None; the deciding file)."""
+    path = _locate(project, root, mod)
+    if path is None:
+        return None, None
+    stored = project.fact(path, "producer:" + name, lambda: _judged(project, path, name))
+    if isinstance(stored, list) and len(stored) == 3:  # ["->", module, name]: a re-export
+        if hops >= _MAX_HOPS:
+            return None, path
+        pkg = package_of(path)
+        return producer_of(project, pkg[0] if pkg else root, stored[1], stored[2], hops + 1)
+    return (stored or None), path
+
+
+def _judged(project, path: str, name: str):
+    tree = project.tree(path)
+    if tree is None:
+        return None
+    defs = [st for st in tree.body if isinstance(st, _FUNCS) and st.name == name]
+    if not defs:
+        if any(isinstance(st, ast.ClassDef) and st.name == name for st in tree.body):
+            return None
+        pkg = package_of(path)
+        if pkg is not None:
+            found = imported_names(tree, pkg[1], os.path.basename(path) == "__init__.py")
+            if name in found:
+                return ["->", *found[name]]
+        return None
+    desc = _descent(project, path, tree)
+    found = [desc.producer(d) for d in defs]
+    if not found or any(f is None for f in found):
+        return None
+    level = "cuda" if all(f[0] == "cuda" for f in found) else "alike"
+    return [level, getattr(found[0][1], "lineno", None)]
+
+
+def _descent(project, path: str, tree):
+    """The triage descent of a defining module, prepared as for its own run (its query
+    aliases and CUDA helpers), once per module and run: its producer verdicts are memoized."""
+    memo = project.__dict__.setdefault("_xguards_descents", {})
+    if path not in memo:
+        from devlint.analysis.descent import Descent
+        from devlint.analysis.model import FileFacts, collect_imports
+        from devlint.settings import Settings
+
+        aliases: dict = {}
+        collect_imports(tree.body, aliases)
+        facts = FileFacts(path, project.text(path) or "", "torch", Settings(), None, tree,
+                          aliases)
+        desc = Descent(facts, [])
+        desc._query_aliases(tree.body)
+        desc._cuda_helpers(tree.body)
+        memo[path] = desc
+    return memo[path]

@@ -1,0 +1,159 @@
+"""Values made only on CUDA by a function imported from another project module
+(`devlint.evidence.imported_guard`, applied by `devlint/engine/project/xguards.py`), through
+real `devlint check` runs over small packages: the test of such a value guards the code under
+it as a producer of the file's own would, and the nearest forms stay findings."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run(*args, cwd):
+    env = dict(os.environ)
+    env.pop("DEVLINT_OUTPUT_FORMAT", None)
+    return subprocess.run([sys.executable, "-m", "devlint", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env)
+
+
+def write(root, files: dict):
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        for d in [p.parent, *p.parent.parents]:
+            if d == root:
+                break
+            (d / "__init__.py").touch()
+        p.write_text(textwrap.dedent(text))
+
+
+def findings(root, *paths, extra=("--no-cache",)):
+    r = run("check", "--output-format", "json", *extra, *paths, cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
+                  for f in json.loads(r.stdout))
+
+
+PRODUCERS = """\
+    import torch
+
+    from vllm.platforms import current_platform
+
+    _alt = None
+
+
+    def side_stream():
+        if not current_platform.is_cuda():
+            return None
+        return torch.cuda.Stream()
+
+
+    def alike_stream():
+        global _alt
+        if _alt is None and current_platform.is_cuda_alike():
+            _alt = torch.cuda.Stream()
+        return _alt
+
+
+    def any_gpu_stream():
+        if not torch.cuda.is_available():
+            return None
+        return torch.cuda.Stream()
+
+
+    def plain_stream():
+        return torch.cuda.Stream()
+    """
+
+LAYER = """\
+    import torch
+
+    {imp}
+
+
+    class Layer:
+        def __init__(self):
+            self.stream = {call}
+
+        def forward(self, x):
+            if self.stream is not None:
+                with torch.cuda.stream(self.stream):
+                    y = x.to("cuda")
+            return x
+    """
+
+
+def layer(producer, imp="from pkg.utils import {p}"):
+    return LAYER.format(imp=imp.format(p=producer), call=f"{producer}()")
+
+
+@pytest.fixture
+def pkg(tmp_path):
+    write(tmp_path, {"pkg/utils.py": PRODUCERS})
+    return tmp_path
+
+
+# the rows of `torch.cuda.stream(...)` (DL402) and `x.to("cuda")` (DL101) in LAYER
+STREAM, LITERAL = ("pkg/layer.py", 12, "DL402"), ("pkg/layer.py", 13, "DL101")
+
+
+def test_a_value_an_imported_function_makes_only_on_cuda_guards_its_tests(pkg):
+    write(pkg, {"pkg/layer.py": layer("side_stream")})
+    assert findings(pkg, "pkg/layer.py") == []
+
+
+def test_a_cuda_alike_value_exempts_the_torch_cuda_api_only(pkg):
+    write(pkg, {"pkg/layer.py": layer("alike_stream")})
+    assert findings(pkg, "pkg/layer.py") == [LITERAL]
+
+
+def test_the_imported_producer_agrees_with_the_same_producer_in_the_file(pkg):
+    text = textwrap.dedent(PRODUCERS) + "\n\n" + textwrap.dedent(
+        LAYER.format(imp="", call="side_stream()"))
+    write(pkg, {"pkg/layer.py": text})
+    start = text.splitlines().index("class Layer:") + 1
+    got = findings(pkg, "pkg/layer.py")
+    assert got and all(row < start for _, row, _ in got)  # the producers' own bodies only
+
+
+@pytest.mark.parametrize("producer", [
+    "any_gpu_stream",  # made under torch.cuda.is_available(): that test's fix opens it to all
+    "plain_stream",  # made everywhere
+])
+def test_values_that_exist_off_cuda_keep_the_findings(pkg, producer):
+    write(pkg, {"pkg/layer.py": layer(producer)})
+    assert findings(pkg, "pkg/layer.py") == [STREAM, LITERAL]
+
+
+def test_a_call_through_the_module_object_is_not_followed(pkg):
+    write(pkg, {"pkg/layer.py": LAYER.format(imp="from pkg import utils",
+                                             call="utils.side_stream()")})
+    assert findings(pkg, "pkg/layer.py") == [STREAM, LITERAL]
+
+
+def test_a_re_export_resolves(pkg):
+    write(pkg, {"pkg/streams/__init__.py": "from ..utils import side_stream\n",
+                "pkg/layer.py": layer("side_stream", "from pkg.streams import {p}")})
+    assert findings(pkg, "pkg/layer.py") == []
+
+
+def test_show_exempt_names_the_producer_and_its_test(pkg):
+    write(pkg, {"pkg/layer.py": layer("side_stream")})
+    r = run("check", "--no-cache", "--show-exempt", "pkg/layer.py", cwd=pkg)
+    assert "[imported-guard]" in r.stdout and "`side_stream` (imported from `pkg.utils`)" \
+        in r.stdout and "pkg/utils.py:9" in r.stdout
+
+
+def test_warm_runs_agree_and_a_changed_producer_is_judged_again(pkg):
+    write(pkg, {"pkg/layer.py": layer("side_stream")})
+    assert findings(pkg, "pkg/layer.py", extra=()) == []
+    assert findings(pkg, "pkg/layer.py", extra=()) == []
+    utils = pkg / "pkg" / "utils.py"
+    utils.write_text(utils.read_text().replace("    if not current_platform.is_cuda():\n"
+                                               "        return None\n", ""))
+    os.utime(utils, ns=(1, 1))
+    assert findings(pkg, "pkg/layer.py", extra=()) == [STREAM, LITERAL]
