@@ -196,9 +196,20 @@ def test_code_that_switches_attention_to_flash_attention_3():
             "    activate_flash_attention_impl(\"FA3\")\n    return q\n\n\n"
             "def test_default(impl):\n    q = torch.randn(2, 8, device=\"cuda\")\n"
             "    activate_flash_attention_impl(impl)\n    return q\n")
-    assert rows(text) == [("DL103", 12)]
+    # the call with a run-time name in a module that names only FA3: the whole module is
+    # about the CUDA-only implementations
+    assert rows(text) == []
     two = text.replace("activate_flash_attention_impl(impl)", "activate_flash_attention_impl(\"FA4\")")
     assert rows(two) == []
+    # a module that names another implementation: only the function that activates FA3
+    other = text.replace("activate_flash_attention_impl(impl)",
+                         "activate_flash_attention_impl(\"MYFA\")")
+    assert rows(other) == [("DL103", 12)]
+    other = text.replace("    return q\n\n\n", "    return q, \"FA2\"\n\n\n")
+    assert rows(other) == [("DL103", 12)]
+    # a run-time name in a module that names no implementation: nothing says which it is
+    none = text.replace("activate_flash_attention_impl(\"FA3\")", "q = q * 2")
+    assert rows(none) == [("DL103", 6), ("DL103", 12)]
 
 
 def test_graph_code_written_against_a_platform_layer_is_shared():

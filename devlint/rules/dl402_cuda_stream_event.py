@@ -92,6 +92,13 @@ class CudaStreamEvent(Rule):
               "    s.wait_stream(torch.cuda.current_stream())\n    with torch.cuda.stream(s):\n"
               "        fn(x)\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
               "        fn(x)\n    return g\n"),
+        # flash-attention-impl: a benchmark that switches attention to FlashAttention-3 (the
+        # only implementation it names), timed with CUDA events
+        Valid("import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n"
+              "BACKENDS = {'fa3': {'flash_impl': 'FA3'}, 'sdpa': {'flash_impl': None}}\n\n\n"
+              "def run(name, fn):\n    impl = BACKENDS[name]['flash_impl']\n    if impl:\n"
+              "        activate_flash_attention_impl(impl)\n"
+              "    e = torch.cuda.Event(enable_timing=True)\n    fn()\n    return e\n"),
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
@@ -118,6 +125,16 @@ class CudaStreamEvent(Rule):
                 "import torch\n\n\ndef capture(fn, x):\n    s = torch.Stream()\n"
                 "    g = torch.cuda.CUDAGraph() if is_cuda_alike() else torch.xpu.XPUGraph()\n"
                 "    return g, s\n"),
+        # a module that also names another implementation is no FlashAttention-3 benchmark
+        # (the limit of flash-attention-impl)
+        Invalid("import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n"
+                "BACKENDS = {'fa3': 'FA3', 'mine': 'FA2'}\n\n\n"
+                "def run(name):\n    activate_flash_attention_impl(BACKENDS[name])\n"
+                "    return torch.cuda.Event()\n",
+                "import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n"
+                "BACKENDS = {'fa3': 'FA3', 'mine': 'FA2'}\n\n\n"
+                "def run(name):\n    activate_flash_attention_impl(BACKENDS[name])\n"
+                "    return torch.Event()\n"),
     ]
 
     def check(self, facts):
