@@ -196,9 +196,20 @@ def test_code_that_switches_attention_to_flash_attention_3():
             "    activate_flash_attention_impl(\"FA3\")\n    return q\n\n\n"
             "def test_default(impl):\n    q = torch.randn(2, 8, device=\"cuda\")\n"
             "    activate_flash_attention_impl(impl)\n    return q\n")
-    assert rows(text) == [("DL103", 12)]
+    # the call with a run-time name in a module that names only FA3: the whole module is
+    # about the CUDA-only implementations
+    assert rows(text) == []
     two = text.replace("activate_flash_attention_impl(impl)", "activate_flash_attention_impl(\"FA4\")")
     assert rows(two) == []
+    # a module that names another implementation: only the function that activates FA3
+    other = text.replace("activate_flash_attention_impl(impl)",
+                         "activate_flash_attention_impl(\"MYFA\")")
+    assert rows(other) == [("DL103", 12)]
+    other = text.replace("    return q\n\n\n", "    return q, \"FA2\"\n\n\n")
+    assert rows(other) == [("DL103", 12)]
+    # a run-time name in a module that names no implementation: nothing says which it is
+    none = text.replace("activate_flash_attention_impl(\"FA3\")", "q = q * 2")
+    assert rows(none) == [("DL103", 6), ("DL103", 12)]
 
 
 def test_graph_code_written_against_a_platform_layer_is_shared():
@@ -225,3 +236,42 @@ def test_a_large_class_is_no_wrapper_of_what_its_constructor_calls():
             "        self.mem = nccl_allocator.nccl_mem(pool)\n" + methods +
             "\n    def stream(self):\n        return torch.cuda.Stream()\n")
     assert [c for c, _ in rows(text)] == ["DL402"]
+
+
+GRAPH_MODULE = (
+    "import torch\n\n\n"
+    "class StaticBufferLoader:\n"
+    "    def __init__(self):\n        self.stream = torch.cuda.Stream()\n\n"
+    "    def load(self, batch):\n"
+    "        self.stream.wait_stream(torch.cuda.current_stream())\n"
+    "        with torch.cuda.stream(self.stream):\n"
+    "            return [t.cuda(non_blocking=True) for t in batch]\n\n\n"
+    "class Wrapper:\n"
+    "    def __call__(self, fn, step):\n"
+    "        if step == 1:\n"
+    "            self.graph = torch.cuda.CUDAGraph()\n"
+    "            with torch.cuda.graph(self.graph):\n"
+    "                fn()\n"
+    "        torch.cuda.synchronize()\n"
+)
+
+
+def test_a_library_module_named_for_cuda_graphs_that_captures_one_is_graph_code():
+    # the name and its own capture: the static buffers, streams and syncs serve the graph
+    assert rows(GRAPH_MODULE, "pkg/core/full_cuda_graph.py") == []
+    # the same code under another name: only what the functions say (the capture is
+    # conditional, so nothing)
+    assert rows(GRAPH_MODULE, "pkg/core/loader.py") == [
+        ("DL402", 6), ("DL401", 9), ("DL402", 10), ("DL102", 11), ("DL401", 20)]
+    # named for graphs, but it captures none itself (it may configure or dispatch them)
+    no_capture = GRAPH_MODULE.replace("            self.graph = torch.cuda.CUDAGraph()\n"
+                                      "            with torch.cuda.graph(self.graph):\n"
+                                      "                fn()\n", "            fn()\n")
+    # a graph module written against a platform layer or naming another accelerator is shared
+    layer = GRAPH_MODULE.replace("import torch\n", "import torch\n"
+                                 "from pkg.platforms import current_platform\n", 1)
+    xpu = GRAPH_MODULE.replace("        torch.cuda.synchronize()\n",
+                               "        torch.cuda.synchronize()\n        return 'xpu'\n")
+    for text in (no_capture, layer, xpu):
+        found = rows(text, "pkg/core/cuda_graphs.py")
+        assert len(found) == 5 and found == rows(text, "pkg/core/loader.py")

@@ -245,8 +245,15 @@ class GuardTests:
 
     def _capability_operand(self, node: ast.BoolOp):
         """The Reason of a test one of whose operands (also negated) asks for a CUDA compute
-        capability (`torch.cuda.is_available() and not is_sm_at_least_89()`)."""
+        capability (`torch.cuda.is_available() and not is_sm_at_least_89()`). A parenthesised
+        operand of the same operator is part of the same test (`a and (b and c)` is `a and b
+        and c`: `torch.cuda.is_available() and (is_sm_at_least_100() and cuda >= 12.8)`)."""
         for v in node.values:
+            if isinstance(v, ast.BoolOp) and type(v.op) is type(node.op):
+                why = self._capability_operand(v)
+                if why is not None:
+                    return why
+                continue
             while isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
                 v = v.operand
             if isinstance(v, ast.Call) and is_capability_name(_called_name(v)) or (

@@ -14,17 +14,28 @@ Evidence: the capability operand (`get_device_capability`/`get_device_properties
 or a helper named after an SM version or NVIDIA architecture: `is_sm_at_least_90`,
 `is_hopper`), and its line; for a stacked gate, the line of the gate that requires the
 capability (resolved through the module's own names: `devlint.evidence.capability`).
+A skip gate whose own condition requires a compute capability (`@skipif(torch.cuda.
+get_device_capability()[0] < 10, reason="needs Blackwell")`) selects an SM-specific kernel:
+no accelerator-generic gate can say "an SM100 GPU", and the rubric counts
+`get_device_capability` that picks an SM kernel as CUDA on purpose. So is a gate that skips
+without CUDA *and* on ROCm (`skipif(not torch.cuda.is_available() or torch.version.hip is not
+None, reason="requires NVIDIA CUDA")`): where any GPU would do, the ROCm build (torch's "cuda"
+device too) would not be excluded, so the test is about NVIDIA hardware (its kernels, its
+numerics, goldens made on it).
 Limits: only operands of the same `and`/`or`, or gates of the same test, its enclosing
 classes or the module's `pytestmark`; a bare `torch.cuda.is_available()` elsewhere in the
 function is still a finding, and so is an availability gate whose test a capability check
-inside its body narrows (the body's check is no gate).
+inside its body narrows (the body's check is no gate). A gate that only excludes ROCm
+(`skipif(torch.version.hip is not None)`) runs on every other platform and says nothing;
+`torch.cuda.is_available() and not is_sm_at_least_89()` skips only old CUDA GPUs (the
+operand rule above, not this one).
 """
 from __future__ import annotations
 
 import ast
 
 from devlint.evidence import Reason
-from devlint.evidence.capability import module_names, requiring_mark
+from devlint.evidence.capability import _is_build, _is_none, module_names, requiring_mark
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -39,6 +50,14 @@ def stacked_reason(gate, tree, parent_of, path: str | None) -> Reason | None:
     stacked with a gate requiring a compute capability on the same test or class, an
     enclosing class or the module's `pytestmark`; `parent_of(node)` is the node's parent."""
     names = module_names(tree)
+    if requiring_mark(gate, names):
+        return Reason("capability-gate", "the gate itself requires a given NVIDIA compute "
+                      "capability or AMD architecture: it selects an SM-specific kernel",
+                      path, getattr(gate, "lineno", None))
+    rocm = _excludes_rocm(gate)
+    if rocm is not None:
+        return Reason("capability-gate", "the gate skips without CUDA and on ROCm too: the "
+                      "test requires NVIDIA hardware, not any GPU", path, rocm.lineno)
     others = []
     par = parent_of(gate)
     if isinstance(par, (ast.List, ast.Tuple)):  # `pytestmark = [skipif(...), skipif(...)]`
@@ -59,3 +78,45 @@ def stacked_reason(gate, tree, parent_of, path: str | None) -> Reason | None:
                           "compute capability or AMD architecture: the test already requires "
                           "such a GPU", path, getattr(d, "lineno", None))
     return None
+
+
+_SKIP_IF = frozenset({"skipif", "skipIf"})
+_ROCM_TESTS = frozenset({"is_hip", "is_rocm", "_is_hip", "_is_rocm"})
+
+
+def _is_rocm_test(node) -> bool:
+    """`torch.version.hip`, `torch.version.hip is not None`, `is_hip()`, `is_rocm()`."""
+    if _is_build(node, ("hip",)):
+        return True
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], ast.IsNot) and _is_none(node.comparators[0]):
+        return _is_build(node.left, ("hip",))
+    if isinstance(node, ast.Call) and not node.args:
+        f = node.func
+        return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) in _ROCM_TESTS
+    return False
+
+
+def _is_unavailable(node) -> bool:
+    """`not torch.cuda.is_available()`."""
+    if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+            and isinstance(node.operand, ast.Call)):
+        return False
+    f = node.operand.func
+    return isinstance(f, ast.Attribute) and f.attr == "is_available" \
+        and isinstance(f.value, ast.Attribute) and f.value.attr == "cuda"
+
+
+def _excludes_rocm(gate):
+    """The ROCm operand of `skipif(not torch.cuda.is_available() or <ROCm test>)`, or None."""
+    if not isinstance(gate, ast.Call) or not gate.args:
+        return None
+    f = gate.func
+    if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) not in _SKIP_IF:
+        return None
+    cond = gate.args[0]
+    if not (isinstance(cond, ast.BoolOp) and isinstance(cond.op, ast.Or)):
+        return None
+    if not any(_is_unavailable(v) for v in cond.values):
+        return None
+    return next((v for v in cond.values if _is_rocm_test(v)), None)

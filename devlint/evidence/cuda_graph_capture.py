@@ -22,13 +22,20 @@ capture"). Evidence (a `Reason("cuda-graph-capture", ...)`):
   the class line;
 - a test module named for CUDA graphs (`test_cuda_graphs.py`) whose code calls a capture API,
   or imports or calls something named for CUDA graphs (two signals, the name and the code):
-  file:line of that use.
+  file:line of that use;
+- a library module named for CUDA graphs (`full_cuda_graph.py`, `cuda_graphs.py`) whose own
+  code calls a capture API (`torch.cuda.CUDAGraph()`, `torch.cuda.graph(...)`,
+  `make_graphed_callables`) and that nowhere asks which platform it runs on, names another
+  accelerator or uses a platform layer: a module that exists to capture and replay CUDA
+  graphs (its static input buffers, side streams and memory pools serve the graph):
+  file:line of the capture call.
 Limits: code written against a platform layer (`current_platform`, `torch.accelerator`) or
 with torch's generic `torch.Event`/`torch.Stream` is shared by the platforms even where it
 captures a CUDA graph (vLLM made its CUDA-graph tests and the synchronisations around
 benchmark_moe's capture device-generic: dev corpus 010, 064); a library module is never exempt whole by its name (`decode_cuda_graph_runner.py`
 may be the base class other platforms' graph runners subclass): only its functions that
-capture are; code that also asks which platform it runs on or names another accelerator
+capture are, unless it captures a graph itself and names no other platform or platform layer
+anywhere (a runner other platforms subclass is written against a platform layer); code that also asks which platform it runs on or names another accelerator
 (`current_platform.is_cuda_alike()`, `torch.xpu`, `"xpu"`, `XPUGraph`) captures on several
 platforms and stays checked; a capture under `if`/`try` picks a mode among others (only that
 function's unconditional calls count); a name alone (`cuda_graph_mode`) is no capture, and
@@ -146,11 +153,13 @@ def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Rea
 
 def module_reason(tree: ast.Module, text: str, path: str) -> Reason | None:
     """A test module named for CUDA graphs whose code captures one or uses something named
-    for them."""
+    for them; a library module named for them that captures one itself."""
     parts = path.replace("\\", "/").split("/")
     stem = parts[-1].rsplit(".", 1)[0]
-    if not _CUDA_GRAPH_NAME.search(stem) or not _mentions(text) or not is_test_path(parts):
+    if not _CUDA_GRAPH_NAME.search(stem) or not _mentions(text):
         return None
+    if not is_test_path(parts):
+        return _graph_module(tree, stem, path)
     use = None
     for n in ast.walk(tree):
         if capture_call(n) or _graph_named_call(n):
@@ -163,3 +172,13 @@ def module_reason(tree: ast.Module, text: str, path: str) -> Reason | None:
         return None
     return Reason(_P, f"its name `{stem}` and its code are about CUDA graphs", path,
                   use.lineno)
+
+
+def _graph_module(tree: ast.Module, stem: str, path: str) -> Reason | None:
+    """A library module named for CUDA graphs that calls a capture API itself and is not
+    shared by the platforms (`_shared`)."""
+    call = next((n for n in ast.walk(tree) if capture_call(n)), None)
+    if call is None or _shared(ast.walk(tree)):
+        return None
+    return Reason(_P, f"its name `{stem}` says it is about CUDA graphs, and it captures one "
+                  "itself", path, call.lineno)

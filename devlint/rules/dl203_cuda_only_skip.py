@@ -107,6 +107,13 @@ class CudaOnlySkip(Rule):
         Valid("import torch, unittest\n\n\n@unittest.skipIf(not is_sm_at_least_90(), 'sm90')\n"
               "class T(unittest.TestCase):\n    @unittest.skipIf(torch.cuda.device_count() < 2, '2')\n"
               "    def test_x(self):\n        pass\n"),
+        # capability-gate: the gate itself requires an SM100 GPU (an SM-specific kernel)
+        Valid("import pytest, torch\n@pytest.mark.skipif(torch.cuda.get_device_capability()[0] "
+              "< 10, reason='sm100')\ndef test_x():\n    pass\n"),
+        # ... or NVIDIA hardware: it skips on ROCm (torch's "cuda" too) as well
+        Valid("import pytest, torch\n@pytest.mark.skipif(not torch.cuda.is_available() or "
+              "torch.version.hip is not None, reason='requires NVIDIA CUDA')\ndef test_x():\n"
+              "    pass\n"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
@@ -152,6 +159,11 @@ class CudaOnlySkip(Rule):
                 "reason='gpu')\ndef test_x():\n    if not is_sm_at_least_90():\n        pytest.skip('sm90')\n",
                 "import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.accelerator.is_available(), "
                 "reason='gpu')\ndef test_x():\n    if not is_sm_at_least_90():\n        pytest.skip('sm90')\n"),
+        # limit: an operand that excludes something other than ROCm says nothing of NVIDIA
+        Invalid("import pytest, sys, torch\n@pytest.mark.skipif(not torch.cuda.is_available() or "
+                "sys.platform == 'win32', reason='gpu')\ndef test_x():\n    pass\n",
+                "import pytest, sys, torch\n@pytest.mark.skipif(not torch.accelerator.is_available() or "
+                "sys.platform == 'win32', reason='gpu')\ndef test_x():\n    pass\n"),
         # limit: a CUDA-named gate with no generic twin next to it
         Invalid("import torch\nimport unittest\n\n\ndef require_torch_multi_gpu(test):\n"
                 "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n",

@@ -174,8 +174,16 @@ class TorchCudaApi(Rule):
               "    torch.cuda.synchronize()\n    return m.a(x)\n\n\n"
               "def b(x):\n    m = load_inline('b', cpp_sources='', cuda_sources=SRC_B)\n"
               "    return m.b(x)\n"),
+        # capability-gate: the capability test is a parenthesised operand of the same `and`
+        Valid("import torch\nOK = (has_triton() and torch.cuda.is_available()\n"
+              "      and (is_sm_at_least_100() and cuda_at_least(12, 8)) or is_MI350())\n"),
     ]
     invalid = [
+        # ... not a negated one: `not (a and b)` is no conjunction with the CUDA test
+        Invalid("import torch\nOK = torch.cuda.is_available() and not (is_sm_at_least_100() "
+                "and slow())\n",
+                "import torch\nOK = torch.accelerator.is_available() and not (is_sm_at_least_100() "
+                "and slow())\n"),
         # the other accelerator's statement stands too far away to pair with the CUDA one
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
                 "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",

@@ -92,6 +92,19 @@ class CudaStreamEvent(Rule):
               "    s.wait_stream(torch.cuda.current_stream())\n    with torch.cuda.stream(s):\n"
               "        fn(x)\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
               "        fn(x)\n    return g\n"),
+        # cuda-graph-capture: a module named for CUDA graphs that captures one itself; its
+        # side stream serves the graph's static inputs
+        Valid("import torch\n\n\nclass Loader:\n    def __init__(self):\n"
+              "        self.stream = torch.cuda.Stream()\n\n\n"
+              "def capture(fn):\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
+              "        fn()\n    return g\n", path="pkg/full_cuda_graph.py"),
+        # flash-attention-impl: a benchmark that switches attention to FlashAttention-3 (the
+        # only implementation it names), timed with CUDA events
+        Valid("import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n"
+              "BACKENDS = {'fa3': {'flash_impl': 'FA3'}, 'sdpa': {'flash_impl': None}}\n\n\n"
+              "def run(name, fn):\n    impl = BACKENDS[name]['flash_impl']\n    if impl:\n"
+              "        activate_flash_attention_impl(impl)\n"
+              "    e = torch.cuda.Event(enable_timing=True)\n    fn()\n    return e\n"),
     ]
     invalid = [
         Invalid("import torch\ne = torch.cuda.Event()\n", "import torch\ne = torch.Event()\n"),
@@ -118,6 +131,25 @@ class CudaStreamEvent(Rule):
                 "import torch\n\n\ndef capture(fn, x):\n    s = torch.Stream()\n"
                 "    g = torch.cuda.CUDAGraph() if is_cuda_alike() else torch.xpu.XPUGraph()\n"
                 "    return g, s\n"),
+        # ... not one written against a platform layer (its runners serve other platforms)
+        Invalid("import torch\nfrom pkg.platforms import current_platform\n\n\nclass Loader:\n"
+                "    def __init__(self):\n        self.stream = torch.cuda.Stream()\n\n\n"
+                "def capture(fn):\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
+                "        fn()\n    return g\n",
+                "import torch\nfrom pkg.platforms import current_platform\n\n\nclass Loader:\n"
+                "    def __init__(self):\n        self.stream = torch.Stream()\n\n\n"
+                "def capture(fn):\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
+                "        fn()\n    return g\n", path="pkg/full_cuda_graph.py"),
+        # a module that also names another implementation is no FlashAttention-3 benchmark
+        # (the limit of flash-attention-impl)
+        Invalid("import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n"
+                "BACKENDS = {'fa3': 'FA3', 'mine': 'FA2'}\n\n\n"
+                "def run(name):\n    activate_flash_attention_impl(BACKENDS[name])\n"
+                "    return torch.cuda.Event()\n",
+                "import torch\nfrom torch.nn.attention import activate_flash_attention_impl\n"
+                "BACKENDS = {'fa3': 'FA3', 'mine': 'FA2'}\n\n\n"
+                "def run(name):\n    activate_flash_attention_impl(BACKENDS[name])\n"
+                "    return torch.Event()\n"),
     ]
 
     def check(self, facts):
