@@ -464,4 +464,17 @@ dist.init_process_group(backend="nccl", init_method="file://" + store, rank=0, w
 print(dist.get_rank())
 dist.destroy_process_group()
 '''),
+    # below 2.6: no backend (`None`), torch picks one per device; a collective on the
+    # accelerator's tensor (NCCL on CUDA, like the original) and the group's size
+    S("dl501-below-accelerator-default-backend", '''import os
+import tempfile
+import torch
+import torch.distributed as dist
+store = os.path.join(tempfile.mkdtemp(), "store")
+dist.init_process_group("nccl", init_method="file://" + store, rank=0, world_size=1)
+x = torch.ones(2, device="cuda" if torch.cuda.is_available() else "cpu")
+dist.all_reduce(x)
+print(dist.get_world_size(), x.tolist())
+dist.destroy_process_group()
+''', ("2.2", "2.5")),
 ]
