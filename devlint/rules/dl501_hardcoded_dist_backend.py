@@ -52,10 +52,15 @@ class HardcodedDistBackend(Rule):
 
     ## Fix safety
     Safe for `"nccl"` (on a CUDA machine the default backend for the device is `nccl`); unsafe for
-    the others, which the replacement changes on CUDA machines.
+    the others, which the replacement changes on CUDA machines. Below torch 2.6 the fix is
+    `None` and unsafe: torch then makes one backend per device (gloo beside NCCL on CUDA) and
+    `get_backend()` no longer says `nccl`.
 
     ## Profiles
-    - `torch`: `torch.distributed.get_default_backend_for_device(<accelerator or cpu>)`.
+    - `torch`: `torch.distributed.get_default_backend_for_device(<accelerator or cpu>)`; with
+      `target-torch` 2.2 to 2.5 (no `torch.accelerator`), `None` as the backend argument of
+      `torch.distributed.init_process_group` / `new_group` only (torch picks each device's
+      backend), no fix elsewhere.
     - `vllm`: `current_platform.dist_backend`.
     """
 
