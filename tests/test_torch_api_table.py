@@ -25,6 +25,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     tomllib = pytest.importorskip("tomli")
 
 TABLE_PATH = Path(__file__).resolve().parents[1] / "devlint" / "data" / "torch_api.toml"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 
 REQUIRED_KEYS = {
     "rule",
@@ -38,7 +39,8 @@ REQUIRED_KEYS = {
     "reference",
     "note",
 }
-OPTIONAL_KEYS = {"until", "member", "cpu_value", "needs_accelerator", "member_fallback"}
+OPTIONAL_KEYS = {"until", "member", "cpu_value", "needs_accelerator", "member_fallback", "form",
+                 "whole_call"}
 RULES = {"DL401", "DL402", "DL403", "DL404"}
 KINDS = {"call", "class", "context", "attribute"}
 VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)$")
@@ -104,6 +106,23 @@ def test_entry_keys_and_types(entry):
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=entry_id)
 def test_entry_versions(entry):
+    if entry.get("form"):
+        # a form below 2.6: no torch callee; `since` is the oldest surface its torch calls were
+        # checked in (tests/test_torch_surface.py), or 1.0 for a form of builtins and getattr
+        # defaults alone (no torch call at all: right on every release)
+        import torch_surface
+
+        assert entry["replacement"] == "" and "member" not in entry
+        assert entry["until"] == "2.6", "torch.accelerator's own forms take over at 2.6"
+        assert "cpu_value" not in entry, "the guard asks torch.accelerator, which 2.6 brought"
+        text = entry["form"].replace("{ladder}", '"cpu"').replace("{torch}", "torch")
+        calls = torch_surface.torch_calls(f"import torch\n{text}\n")
+        if entry["since"] == "1.0":
+            assert calls == [], (entry["name"], calls)
+        else:
+            assert entry["reference"].startswith(
+                f"tests/data/torch_surface/{entry['since']}.json"), entry["reference"]
+        return
     if entry["replacement"] == "":
         assert entry["since"] == "", "no replacement, so no first version"
         assert "until" not in entry
@@ -231,7 +250,28 @@ def positional(params: list[inspect.Parameter]) -> list[inspect.Parameter]:
 
 
 WITH_REPLACEMENT = [e for e in ENTRIES if e["replacement"]]
-WITHOUT_REPLACEMENT = [e for e in ENTRIES if not e["replacement"]]
+WITHOUT_REPLACEMENT = [e for e in ENTRIES if not e["replacement"] and not e.get("form")]
+WITH_FORM = [e for e in ENTRIES if e.get("form")]
+
+
+@pytest.mark.parametrize("entry", WITH_FORM, ids=entry_id)
+def test_forms_below_2_6_run_where_the_original_runs(entry, torch):
+    """A form below torch.accelerator, evaluated on the installed (CPU) torch: the questions
+    answer what torch.cuda's answer without CUDA (False, 0); the device ladder's module is
+    torch.cpu, whose synchronize / set_device run (the originals raise there)."""
+    from devlint.profiles.torch_api import entries_by_name
+
+    e = next(x for x in entries_by_name(entry["rule"])[entry["name"]] if x.form)
+    text = e.callee("torch")
+    if e.whole_call:
+        assert eval(text, {"torch": torch}) == resolve(torch, entry["name"])()
+        return
+    fn = eval(text, {"torch": torch})
+    assert fn.__module__.startswith("torch.cpu"), fn.__module__
+    if entry["name"].endswith("set_device"):
+        fn(0)
+    else:
+        fn()
 
 
 @pytest.mark.parametrize("entry", WITH_REPLACEMENT, ids=entry_id)

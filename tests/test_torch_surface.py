@@ -3,8 +3,8 @@
 The API surface of each supported torch release (tests/data/torch_surface/<X.Y>.json) is read
 from the real release's wheel by tools/torch_surface.py (ast over its .py/.pyi files; each file
 names the wheel and its sha256). Every fix devlint makes on the code CI has (every rule's
-examples, the runtime matrix's snippets, fixtures/) is made at each target-torch from 2.6 to the
-newest release, and every torch call the fix wrote is looked up in the surface of that release
+examples, the runtime matrix's snippets, fixtures/) is made at each target-torch from 2.2 (the
+device ladder's forms below torch.accelerator) to the newest release, and every torch call the fix wrote is looked up in the surface of that release
 and every newer one: it must exist and accept the arguments the fix gives it.
 """
 from __future__ import annotations
@@ -51,8 +51,8 @@ SOURCES = list(_sources())
 
 
 def test_every_supported_release_has_its_surface():
-    assert (2, 6) in SURFACES, "the oldest release a torch-profile form may target"
-    for needed in ((2, 7), (2, 8), (2, 13), (2, 14)):
+    assert (2, 2) in SURFACES, "the oldest release a table form (`since = 2.2`) may target"
+    for needed in ((2, 3), (2, 4), (2, 5), (2, 6), (2, 7), (2, 8), (2, 13), (2, 14)):
         assert needed in SURFACES, needed
     for release, surface in SURFACES.items():
         assert surface["torch"].startswith(f"{release[0]}.{release[1]}.")
@@ -60,14 +60,15 @@ def test_every_supported_release_has_its_surface():
         assert prov["wheel"].startswith(f"torch-{surface['torch']}") and prov["wheel"].endswith(
             ".whl")
         assert len(prov["sha256"]) == 64 and int(prov["sha256"], 16) >= 0
-        for module in ("torch", "torch.accelerator", "torch.cuda", "torch.xpu", "torch.amp",
-                       "torch.distributed"):
+        for module in ("torch", "torch.cuda", "torch.cpu", "torch.amp", "torch.distributed") \
+                + (("torch.xpu",) if release >= (2, 3) else ()) \
+                + (("torch.accelerator",) if release >= (2, 6) else ()):
             assert surface["modules"].get(module), (release, module)
 
 
 def test_the_surface_records_what_changed_between_releases():
     """Facts of the releases themselves (the reason the check exists), read from the data."""
-    acc = {r: s["modules"]["torch.accelerator"] for r, s in SURFACES.items()}
+    acc = {r: s["modules"]["torch.accelerator"] for r, s in SURFACES.items() if r >= (2, 6)}
     # 2.6 already has the *_index names (the *_idx ones are deprecated aliases there)
     assert {"current_device_index", "set_device_index", "current_device_idx"} <= set(acc[(2, 6)])
     # current_accelerator(check_available=...) arrived in 2.7
@@ -76,6 +77,26 @@ def test_the_surface_records_what_changed_between_releases():
     # device_index in 2.8; no memory API in torch.accelerator before 2.9
     assert "device_index" not in acc[(2, 7)] and "device_index" in acc[(2, 8)]
     assert "empty_cache" not in acc[(2, 8)] and "empty_cache" in acc[max(SURFACES)]
+
+
+def test_the_surface_records_what_the_forms_below_2_6_rely_on():
+    """No torch.accelerator before 2.6, torch.get_device_module from 2.4; the device ladder's
+    module (`getattr(torch, <device type>)`) is torch.cpu without an accelerator, which has
+    synchronize, set_device and current_device from 2.2 on, and no empty_cache; torch.mps has
+    no is_available before 2.5 (the ladder's getattr default then counts it unavailable)."""
+    mods = {r: s["modules"] for r, s in SURFACES.items()}
+    assert all(("accelerator" in m["torch"]) == (r >= (2, 6)) for r, m in mods.items())
+    assert all(("get_device_module" in m["torch"]) == (r >= (2, 4)) for r, m in mods.items())
+    for r, m in mods.items():
+        assert {"synchronize", "set_device", "current_device", "is_available",
+                "device_count"} <= set(m["torch.cpu"]), r
+        assert "empty_cache" not in m["torch.cpu"], r
+    # torch.xpu has mem_get_info from 2.6 (the device module's form starts there)
+    assert "mem_get_info" not in mods[(2, 5)]["torch.xpu"]
+    assert "mem_get_info" in mods[(2, 6)]["torch.xpu"]
+    assert "xpu" not in mods[(2, 2)]["torch"] and "is_available" in mods[(2, 3)]["torch.xpu"]
+    assert "is_available" not in mods[(2, 4)]["torch.mps"]
+    assert "is_available" in mods[(2, 5)]["torch.mps"]
 
 
 def test_the_reader_matches_the_installed_torch():
@@ -138,6 +159,15 @@ def test_the_check_follows_the_device_module_to_each_backend():
     assert _problems("import torch\n", ok, (2, 6)) == []
 
 
+def test_the_check_follows_the_device_ladders_module_to_cpu_too():
+    ladder = 'next((t for t in ("cuda", "xpu") if getattr(torch, t).is_available()), "cpu")'
+    fixed = f"import torch\ngetattr(torch, {ladder}).empty_cache()\n"
+    found = _problems("import torch\n", fixed, (2, 2))
+    assert found and all("torch.cpu has no `empty_cache`" in why for _, _, why in found)
+    ok = f"import torch\ngetattr(torch, {ladder}).synchronize()\n"
+    assert _problems("import torch\n", ok, (2, 2)) == []
+
+
 def test_calls_the_original_makes_are_not_the_fixs():
     src = "import torch\ntorch.cuda.foo_only_in_old_torch(1)\ntorch.cuda.synchronize()\n"
     fixed = ("import torch\ntorch.cuda.foo_only_in_old_torch(1)\n"
@@ -157,6 +187,8 @@ def test_no_fix_calls_what_its_target_torch_lacks(release):
     target = f"{release[0]}.{release[1]}"
     found, checked = [], 0
     for sid, path, profile, source in SOURCES:
+        if torch_surface.check_fix("", source, release, {release: SURFACES[release]}):
+            continue  # the original already calls what this release lacks: it runs on none
         fixed, _, failures = fix_source(source, path, unsafe=True, profile=profile,
                                         target_torch=target)
         assert failures == [], (sid, failures)
@@ -174,7 +206,20 @@ def test_every_table_replacement_exists_from_its_since():
     from devlint.profiles.torch_api import load_table
 
     found = []
+    forms = 0
     for e in load_table():
+        if e.form:
+            # a form (below 2.6): the torch calls it writes, from its since up to its until
+            forms += 1
+            text = e.callee("torch") + ("" if e.whole_call else "()")
+            calls = torch_surface.torch_calls(f"import torch\n{text}\n")
+            for release, surface in SURFACES.items():
+                if release < e.since or (e.until is not None and release >= e.until):
+                    continue
+                for call in calls:
+                    for why in torch_surface.problems(call, surface):
+                        found.append(f"{e.name} -> {text}: torch {release}: {why}")
+            continue
         if not e.replacement:
             continue
         qual = f"{e.replacement}().{e.member}" if e.member else e.replacement
@@ -184,4 +229,5 @@ def test_every_table_replacement_exists_from_its_since():
                 continue
             for why in torch_surface.problems(call, surface):
                 found.append(f"{e.name} -> {qual} (since {e.since}): torch {release}: {why}")
+    assert forms, "the table has no form below 2.6: nothing was checked"
     assert not found, "\n".join(found)

@@ -27,7 +27,9 @@ An imported name takes the signature of its definition (`from torch.amp import G
 calls of a fixed file that its original does not make (so: the calls the fix wrote), with
 imports and aliases resolved, and reports each that the surface of a release lacks, or whose
 keywords or positional count its signature refuses. `torch.get_device_module().NAME(...)` is
-checked against `torch.cuda` and `torch.xpu` (the module it returns on those backends).
+checked against `torch.cuda` and `torch.xpu` (the module it returns on those backends), and
+`getattr(torch, <device type>).NAME(...)` (the device ladder's module, below 2.6) against those
+and `torch.cpu` (the ladder's fallback).
 """
 from __future__ import annotations
 
@@ -48,6 +50,10 @@ MODULES = (
 )
 # the device modules `torch.get_device_module()` returns on the backends a fix must run on
 DEVICE_MODULE_BACKENDS = ("torch.cuda", "torch.xpu")
+# `getattr(torch, <device type>)`, the device ladder's module (devlint's forms below 2.6): the
+# same backends, and torch.cpu, which the ladder falls back to without an accelerator
+DEVICE_ATTR = "torch.<device>()"
+DEVICE_ATTR_BACKENDS = ("torch.cuda", "torch.xpu", "torch.cpu")
 
 
 # ------------------------------------------------------------------------------- extraction
@@ -431,6 +437,11 @@ def _dotted(node, aliases):
         inner = _dotted(node.func, aliases)
         if inner == "torch.get_device_module":
             return inner + "()"
+        # `getattr(torch, <device type>).synchronize`: a device module picked at run time
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) == 2 and not node.keywords \
+                and _dotted(node.args[0], aliases) == "torch":
+            return DEVICE_ATTR
     return None
 
 
@@ -519,6 +530,12 @@ def problems(call: TorchCall, surface: dict) -> list:
         entry, why = _lookup(surface, "torch.get_device_module")
         if entry is None:
             return [why]
+    elif qual.startswith(DEVICE_ATTR + "."):
+        member = qual[len(DEVICE_ATTR) + 1:]
+        # a backend module the release lacks (torch.xpu before 2.3) is one the ladder, which
+        # asks `getattr(torch, t, None)`, never picks
+        targets = [f"{m}.{member}" for m in DEVICE_ATTR_BACKENDS
+                   if m.split(".")[1] in surface["modules"]["torch"]]
     out = []
     for t in targets:
         entry, why = _lookup(surface, t)

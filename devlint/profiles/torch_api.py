@@ -27,9 +27,13 @@ class ApiEntry:
     cpu_value: str = ""  # the fixed code's value where no accelerator is available
     needs_accelerator: bool = False  # meaningless without an accelerator (raises, like CUDA's)
     member_fallback: str = ""  # the member to call on a backend module that lacks `member`
+    form: str = ""  # the fix's text where no torch callee is the replacement (below 2.6)
+    whole_call: bool = False  # `form` replaces the whole argument-less call, not the callee
 
     def callee(self, torch_local: str = "torch") -> str:
         """The replacement as written in the fixed code, with the file's torch name."""
+        if self.form:
+            return self.form.replace("{ladder}", _ladder()).replace("{torch}", torch_local)
         repl = self.replacement
         if repl.startswith("torch."):
             repl = torch_local + repl[len("torch"):]
@@ -41,7 +45,7 @@ class ApiEntry:
         return f"{repl}().{self.member}" if self.member else repl
 
     def available_for(self, target: tuple[int, int]) -> bool:
-        if not self.replacement or self.since is None:
+        if not (self.replacement or self.form) or self.since is None:
             return False
         if target < self.since:
             return False
@@ -70,8 +74,20 @@ def load_table() -> tuple[ApiEntry, ...]:
             member=e.get("member", ""),
             cpu_value=e.get("cpu_value", ""),
             needs_accelerator=bool(e.get("needs_accelerator", False)),
-            member_fallback=e.get("member_fallback", "")))
+            member_fallback=e.get("member_fallback", ""),
+            form=e.get("form", ""), whole_call=bool(e.get("whole_call", False))))
     return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _ladder() -> str:
+    """The torch profile's device type below torch.accelerator (its oldest `device-type` form,
+    devlint/data/profiles.toml): the first of cuda, xpu, mps whose module says
+    `is_available()`, else "cpu". `{ladder}` in a table `form` stands for it."""
+    from devlint.profiles import builtin_profiles
+
+    forms = builtin_profiles()["torch"].roles["device-type"]
+    return min(forms, key=lambda f: f.since or (0, 0)).expr
 
 
 @lru_cache(maxsize=None)

@@ -152,13 +152,13 @@ def _table_uses(rule, facts, table, target, annotations):
                          and not forbidden_call(policy_profile(facts), facts.qualname(st.value.func))
                          for st in guard):
             continue  # it guards only redundant seeds: nothing depends on it
-        if guard is not None and entry is not None and entry.replacement:
+        if guard is not None and entry is not None and _has_form(entry):
             # the guard of CUDA code (`if torch.cuda.is_available(): torch.cuda.empty_cache()`):
             # the body is not a finding of its own, so a fix rewrites both, unsafely
             yield qual, _noted(_guard_finding(rule, facts, node, par, entry, target, guard),
                                suffix)
             continue
-        if entry is None or not entry.replacement:
+        if entry is None or not _has_form(entry):
             # no generic form in torch: a finding only where the profile offers one
             found = _profile_finding(rule, facts, node, par, qual)
             if found is not None:
@@ -241,7 +241,8 @@ def guard_body_edits(facts, body, target, accelerator: bool = False):
     literals = [every[i] for i in sorted({i for s, e in spans
                                           for i in _starts_within(lit_starts, s, e)})]
     if literals or accelerator:
-        more = accelerator_value_edits(facts, body, literals, local) if accelerator else None
+        more = accelerator_value_edits(facts, body, literals, local, target) \
+            if accelerator else None
         if more is None:
             return None
         edits.extend(more)
@@ -257,17 +258,24 @@ def guard_body_edits(facts, body, target, accelerator: bool = False):
             and not par.keywords  # `torch.cuda.synchronize()`: no argument to translate
         if entry is not None and entry.insert_device_type and accelerator \
                 and entry.available_for(target):
-            more = device_type_call_edits(facts, node, par, entry, local)
+            more = device_type_call_edits(facts, node, par, entry, local, target)
             if more is None:
                 return None
             edits.extend(more)
             continue
-        if entry is None or not entry.replacement or not entry.available_for(target) \
+        if entry is None or not _has_form(entry) or not entry.available_for(target) \
                 or not (entry.args == "same" or bare) or entry.insert_device_type:
             return None
-        s, e = facts.span(node)
+        s, e = facts.span(par if entry.whole_call else node)
+        if entry.whole_call and not bare:
+            return None
         edits.append(Edit(s, e, entry.callee(local)))
     return edits
+
+
+def _has_form(entry) -> bool:
+    """The table names a generic form: a torch callee, or a `form` (below 2.6)."""
+    return bool(entry.replacement or entry.form)
 
 
 def _guard_finding(rule, facts, node, par, entry, target, body):
@@ -281,7 +289,7 @@ def _guard_finding(rule, facts, node, par, entry, target, body):
         diag.fix = None
         diag.message += " (the guarded code must follow; no automatic fix)"
         return diag
-    s, e = facts.span(node)
+    s, e = facts.span(par if entry.whole_call else node)
     repl = entry.callee(facts.torch_name() or "torch")
     expr = Expr(repl, () if facts.torch_name() else ("import torch",), "", False)
     diag.fix = make_fix(facts, f"Use `{repl}` for the guard and the code it guards",
@@ -550,11 +558,17 @@ def _finding(rule, facts, node, par, entry, target):
             local = "torch"
             imports = ("import torch",)
         repl = entry.callee(local)
-        if not entry.replacement.startswith("torch."):
+        if not (entry.replacement.startswith("torch.") or "{torch}" in entry.form):
             imports = ()
         expr = Expr(repl, imports, "", entry.safe)
         edits = [Edit(s, e, repl)]
         call = par if isinstance(par, ast.Call) and par.func is node else None
+        if entry.whole_call:
+            # `torch.cuda.is_available()` -> `any(...)`: the form is the whole call
+            if call is None or call.args or call.keywords:
+                edits = None
+            else:
+                edits = [Edit(*facts.span(call), repl)]
         if call is not None and "positional-only" in entry.args:
             # `torch.cuda.set_device(device=x)` -> `torch.accelerator.set_device_index(x)`
             for kw in call.keywords:
@@ -564,7 +578,9 @@ def _finding(rule, facts, node, par, entry, target):
                     edits.append(Edit(ks, vs, ""))
         established = _accelerator_established(facts, node)
         guard = bool(entry.cpu_value) and not established
-        if guard and call is None and entry.member:
+        if edits is None:
+            pass
+        elif guard and call is None and entry.member:
             # `torch.get_device_module().<member>` looks the member up at once, and torch.cpu
             # lacks it: a bare reference cannot be guarded
             edits = None
@@ -577,7 +593,7 @@ def _finding(rule, facts, node, par, entry, target):
                                                       if guard else ""),
                            edits, expr, safe=entry.safe)
             message += f"; use `{entry.callee()}`"
-    elif entry is not None and entry.replacement:
+    elif entry is not None and _has_form(entry):
         since = ".".join(map(str, entry.since)) if entry.since else "?"
         message += (f"; `{entry.callee()}` needs torch >= {since} (target-torch is "
                     f"{target[0]}.{target[1]})")

@@ -40,18 +40,35 @@ _DEVICE_KEYWORDS = ("device", "map_location")
 _INDEXED = re.compile(r"cuda:(\d+)")
 
 
-def accelerator_value_edits(facts, body, literals, torch_local):
+def _accelerator(torch_local, target):
+    """(the accelerator's device object, its type string) where a guard established one: the
+    `torch.accelerator` forms from 2.6, below that the torch profile's device ladder (the
+    first device module that says `is_available()`, as the rewritten guard asked)."""
+    if target is None or target >= (2, 6):
+        acc = f"{torch_local}.accelerator.current_accelerator()"
+        return acc, f"{acc}.type"
+    from devlint.profiles.torch_api import _ladder
+
+    typ = _ladder().replace("{torch}", torch_local)
+    return typ, typ  # a type string is a device wherever torch takes one, like "cuda" was
+
+
+def accelerator_value_edits(facts, body, literals, torch_local, target=None):
     """Edits for the device values of `body` (the statements of a guard that establishes an
     available accelerator); `literals` are its CUDA device strings and f-strings. None where
-    one of them has no form."""
-    acc = f"{torch_local}.accelerator.current_accelerator()"
+    one of them has no form. `target`: the target torch (below 2.6 the forms are the device
+    ladder's)."""
+    acc, acc_type = _accelerator(torch_local, target)
     edits = []
     for node in literals:
         if isinstance(node, ast.JoinedStr):
             head = _fstring_head(facts, node)
             if head is None:
                 return None
-            edits.append(Edit(head, head + len("cuda"), f"{{{acc}.type}}"))
+            start = facts.span(node)[0]
+            quote = facts.text[start:head].lstrip("rRfFbBuU")[:1]
+            inner = acc_type.replace('"', "'") if quote == '"' else acc_type
+            edits.append(Edit(head, head + len("cuda"), f"{{{inner}}}"))
             continue
         indexed = isinstance(node, ast.Constant) and isinstance(node.value, str) \
             and _INDEXED.fullmatch(node.value)
@@ -67,9 +84,10 @@ def accelerator_value_edits(facts, body, literals, torch_local):
             quote = facts.text[s]
             if quote not in "'\"":
                 return None  # a prefixed or implicitly joined string
-            edits.append(Edit(s, e, f"f{quote}{{{acc}.type}}:{indexed.group(1)}{quote}"))
+            inner = acc_type.replace('"', "'") if quote == '"' else acc_type.replace("'", '"')
+            edits.append(Edit(s, e, f"f{quote}{{{inner}}}:{indexed.group(1)}{quote}"))
             continue
-        edits.append(Edit(s, e, acc if where == "object" else f"{acc}.type"))
+        edits.append(Edit(s, e, acc if where == "object" else acc_type))
     for stmt in body:
         for n in ast.walk(stmt):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
@@ -80,7 +98,7 @@ def accelerator_value_edits(facts, body, literals, torch_local):
                 if n.args:
                     if not _is_index(n.args[0]):
                         return None  # `.cuda(device)`: a device of its own
-                    dev = f"{torch_local}.device({acc}.type, {facts.source(n.args[0])})"
+                    dev = f"{torch_local}.device({acc_type}, {facts.source(n.args[0])})"
                 _, value_end = facts.span(n.func.value)
                 kws = "".join(f", {facts.source(k)}" for k in n.keywords)
                 edits.append(Edit(value_end, facts.span(n)[1], f".to(device={dev}{kws})"))
@@ -113,7 +131,7 @@ def _fstring_head(facts, node):
 _AUTOCAST_KEYWORDS = frozenset({"enabled", "dtype", "cache_enabled"})
 
 
-def device_type_call_edits(facts, node, call, entry, torch_local):
+def device_type_call_edits(facts, node, call, entry, torch_local, target=None):
     """`torch.cuda.amp.GradScaler(...)` -> `torch.amp.GradScaler(<accelerator type>, ...)`,
     `torch.cuda.amp.autocast(enabled=e)` -> `torch.autocast(<accelerator type>, enabled=e)`:
     a table entry that takes the device type first, inside a body that runs only with an
@@ -127,7 +145,7 @@ def device_type_call_edits(facts, node, call, entry, torch_local):
     _, end = facts.span(call)
     opening = facts.text.index("(", e, end)
     sep = ", " if call.args or call.keywords else ""
-    acc = f"{torch_local}.accelerator.current_accelerator().type"
+    acc = _accelerator(torch_local, target)[1]
     return [Edit(s, e, entry.callee(torch_local)), Edit(opening + 1, opening + 1, acc + sep)]
 
 

@@ -162,7 +162,9 @@ class CudaOrCpuFallback(Rule):
         torch_local = facts.torch_name()
         if entry is not None and entry.available_for(
                 facts.settings.target_torch_tuple(facts.profile)) and torch_local:
-            edits.append(Edit(*facts.span(test.func), entry.callee(torch_local)))
+            # a `form` below 2.6 (`any(...)`) stands for the whole call
+            edits.append(Edit(*facts.span(test if entry.whole_call else test.func),
+                              entry.callee(torch_local)))
             fix = make_fix(facts, f"Use `{entry.callee()}` and `{t.text}`", edits, t)
         return self.diagnostic(facts, node, "Falls back to the CPU on every non-CUDA "
                                "accelerator", fix)

@@ -209,6 +209,13 @@ class CudaOnlySkip(Rule):
                     fixable = False
                     break
                 s, e = facts.span(n)
+                if entry.whole_call:  # `any(...)` stands for the whole argument-less call
+                    call_ = facts.get_parent(n)
+                    if not (isinstance(call_, ast.Call) and call_.func is n
+                            and not call_.args and not call_.keywords):
+                        fixable = False
+                        break
+                    s, e = facts.span(call_)
                 edits.append(Edit(s, e, entry.callee(facts.torch_name() or "torch")))
             fix = None
             # the gated test is CUDA's (its body is no finding of its own): the fix opens it

@@ -45,7 +45,11 @@ class TorchCudaApi(Rule):
     `initial_seed`), `reset_peak_memory_stats`, `mem_get_info`, `empty_cache`; the CPU module
     has none of them, so where the original runs without CUDA (`empty_cache`, `set_rng_state`
     are no-ops) or has nothing to do there (resetting counters) the fix asks for an accelerator
-    first, as below. `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
+    first, as below. Below 2.6 (no `torch.accelerator`), `is_available()` and `device_count()`
+    ask each device module with `getattr` defaults (`any(...)`, `sum(...)`: right on every
+    release), and from 2.2 `synchronize`, `current_device` and `set_device` go through the
+    device ladder's module, `getattr(torch, <ladder>)` (`torch.cuda` on CUDA, `torch.cpu`
+    without an accelerator; docs/profiles.md). `torch.cuda.is_available()` as the test of `a if ... else b` is not flagged here
     (DL106 rewrites the whole choice). A test's `mock.patch("torch.cuda.empty_cache", ...)` /
     `monkeypatch.setattr("torch.cuda.empty_cache", ...)` names the API it replaces: a target,
     not a use (`devlint.evidence.mock_target`); the finding is the call in the code under test,

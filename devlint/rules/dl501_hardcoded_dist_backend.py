@@ -52,10 +52,15 @@ class HardcodedDistBackend(Rule):
 
     ## Fix safety
     Safe for `"nccl"` (on a CUDA machine the default backend for the device is `nccl`); unsafe for
-    the others, which the replacement changes on CUDA machines.
+    the others, which the replacement changes on CUDA machines. Below torch 2.6 the fix is
+    `None` and unsafe: torch then makes one backend per device (gloo beside NCCL on CUDA) and
+    `get_backend()` no longer says `nccl`.
 
     ## Profiles
-    - `torch`: `torch.distributed.get_default_backend_for_device(<accelerator or cpu>)`.
+    - `torch`: `torch.distributed.get_default_backend_for_device(<accelerator or cpu>)`; with
+      `target-torch` 2.2 to 2.5 (no `torch.accelerator`), `None` as the backend argument of
+      `torch.distributed.init_process_group` / `new_group` only (torch picks each device's
+      backend), no fix elsewhere.
     - `vllm`: `current_platform.dist_backend`.
     """
 
@@ -170,11 +175,18 @@ class HardcodedDistBackend(Rule):
     def _finding(self, facts, node, value, default=False, whole=None):
         expr = role_expr(facts, "dist-backend")
         fix = None
+        if expr is not None and expr.text == "None" \
+                and not _torch_group_argument(facts, whole if whole is not None else node):
+            # the torch profile below 2.6: `None` lets torch pick each device's backend, which
+            # only the argument of torch's own init_process_group / new_group means (a
+            # variable or parameter default may be compared with "nccl" elsewhere)
+            expr = None
         if expr is not None:
             s, e = facts.span(whole if whole is not None else node)
-            # a parameter default is evaluated once, when the function is defined
+            # a parameter default is evaluated once, when the function is defined; `None`
+            # (below 2.6) also adds a gloo backend on CUDA and changes `get_backend()`
             fix = make_fix(facts, f"Use `{expr.text}`", [Edit(s, e, expr.text)], expr,
-                           safe=value == "nccl" and not default)
+                           safe=value == "nccl" and not default and expr.text != "None")
         what = "default distributed backend" if default else "distributed backend"
         return self.diagnostic(facts, node, f"Hardcoded {what} {facts.source(node)}", fix)
 
@@ -265,6 +277,21 @@ def _backend_variable(facts, stmt) -> bool:
         if any(isinstance(a, ast.Name) and a.id in names for a in args):
             return True
     return False
+
+
+def _torch_group_argument(facts, node) -> bool:
+    """`node` is the backend argument (`backend=` or the first positional) of torch's own
+    `init_process_group` / `new_group`."""
+    par = facts.get_parent(node)
+    call = facts.get_parent(par) if isinstance(par, ast.keyword) else par
+    if not isinstance(call, ast.Call):
+        return False
+    if isinstance(par, ast.keyword) and par.arg != "backend":
+        return False
+    if not isinstance(par, ast.keyword) and not (call.args and call.args[0] is node):
+        return False
+    return (facts.qualname(call.func) or "") in ("torch.distributed.init_process_group",
+                                                 "torch.distributed.new_group")
 
 
 def _callee_name(call) -> str:

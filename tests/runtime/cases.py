@@ -357,6 +357,23 @@ def run(n, index=0):
 
 print(run(4))
 ''', ("1.13", "2.2")),
+    # torch.cuda's API below 2.6: the questions ask each device module (getattr defaults), the
+    # calls go through the device ladder's module (`getattr(torch, <ladder>)`: torch.cpu
+    # without an accelerator), and the guarded body's device follows the ladder
+    S("dl401-below-accelerator-forms", '''import torch
+
+
+def run(n):
+    x = torch.arange(float(n))
+    if torch.cuda.is_available():
+        x = x.to("cuda")
+        torch.cuda.set_device(torch.cuda.current_device())
+    torch.cuda.synchronize() if x.is_cuda else None
+    return x.sum().item(), torch.cuda.device_count() >= 0, x.device.type
+
+
+print(run(4))
+''', ("2.2", "2.5")),
     # DL402 cuda-stream-event
     S("dl402-stream-event", '''import torch
 s = torch.cuda.Stream()
@@ -447,4 +464,17 @@ dist.init_process_group(backend="nccl", init_method="file://" + store, rank=0, w
 print(dist.get_rank())
 dist.destroy_process_group()
 '''),
+    # below 2.6: no backend (`None`), torch picks one per device; a collective on the
+    # accelerator's tensor (NCCL on CUDA, like the original) and the group's size
+    S("dl501-below-accelerator-default-backend", '''import os
+import tempfile
+import torch
+import torch.distributed as dist
+store = os.path.join(tempfile.mkdtemp(), "store")
+dist.init_process_group("nccl", init_method="file://" + store, rank=0, world_size=1)
+x = torch.ones(2, device="cuda" if torch.cuda.is_available() else "cpu")
+dist.all_reduce(x)
+print(dist.get_world_size(), x.tolist())
+dist.destroy_process_group()
+''', ("2.2", "2.5")),
 ]
