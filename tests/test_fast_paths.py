@@ -176,3 +176,44 @@ def test_kernel_source_gate_stays_a_plain_scan_on_runs_of_quotes():
 
     assert mentions("x = 1.\n" + "'''" * 200 + "\n") is False
     assert mentions('load(name="k", sources=["k' + '.cu"])') is True
+
+
+def _select_by_scan(diags, unsafe):
+    """The fix loop's edit selection as it was: every new edit tested against every edit
+    taken (quadratic: a 50k-line generated file has tens of thousands)."""
+    from devlint.engine.fixer import _overlaps, applicable
+
+    groups, taken, seen = [], [], set()
+    for d in sorted((d for d in diags if applicable(d, unsafe)), key=lambda d: d.start):
+        new = [e for e in d.fix.edits if e not in seen]
+        if any(_overlaps(e, taken) for e in new):
+            continue
+        groups.append((d, new))
+        for e in new:
+            seen.add(e)
+            taken.append((e.start, e.end))
+    return groups
+
+
+def test_select_bisects_like_the_scan():
+    """`fixer._select` looks only at the taken edits that can touch a new one: the same groups
+    as testing each against all of them, on random edits (overlaps, insertions at one point,
+    a diagnostic whose own edits overlap, which turns the bisection off)."""
+    from devlint.diagnostics import Applicability, Diagnostic, Edit, Fix
+    from devlint.engine.fixer import _select
+
+    rnd = random.Random(20261201)
+    for _ in range(5000):
+        size, diags = rnd.randint(3, 30), []
+        for _ in range(rnd.randint(1, 12)):
+            edits = []
+            for _ in range(rnd.choice((1, 1, 1, 2, 3))):
+                a = rnd.randint(0, size)
+                b = a if rnd.random() < 0.35 else rnd.randint(a, size)
+                edits.append(Edit(a, b, rnd.choice("xy")))
+            at = rnd.randint(0, size)
+            kind = rnd.choice((Applicability.SAFE, Applicability.UNSAFE))
+            diags.append(Diagnostic("DL101", "n", "m", "p.py", at, at,
+                                    Fix(kind, "m", tuple(edits))))
+        unsafe = rnd.random() < 0.5
+        assert _select(diags, unsafe) == _select_by_scan(diags, unsafe)

@@ -1,6 +1,7 @@
 """Fix application: non-overlapping edits, re-lint until stable, re-parse, revert what breaks."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from devlint.diagnostics import Applicability
@@ -48,19 +49,55 @@ def _overlaps(edit, taken) -> bool:
     return False
 
 
+class _Taken:
+    """The spans of the edits taken so far, sorted, for `_overlaps` against the few that can
+    touch a new edit (bisecting, not scanning them all: a large generated file has tens of
+    thousands). Taken spans never overlap, so sorted by start their ends do not decrease
+    either; should one diagnostic's own edits break that, every later test scans them all."""
+
+    def __init__(self):
+        self.spans: list = []
+        self.ordered = True
+
+    def overlaps(self, edit) -> bool:
+        spans = self.spans
+        if not self.ordered:
+            return _overlaps(edit, spans)
+        a, b = edit.start, edit.end
+        i = bisect.bisect_left(spans, (a, a))
+        j = i - 1  # before i every start is < a: those ending at or after a, a run just before i
+        while j >= 0 and spans[j][1] >= a:
+            if _overlaps(edit, (spans[j],)):
+                return True
+            j -= 1
+        k = i  # from i every start is >= a: those starting at or before b, a run from i
+        while k < len(spans) and spans[k][0] <= b:
+            if _overlaps(edit, (spans[k],)):
+                return True
+            k += 1
+        return False
+
+    def add(self, start: int, end: int) -> None:
+        spans = self.spans
+        i = bisect.bisect_right(spans, (start, end))
+        spans.insert(i, (start, end))
+        if (i and spans[i - 1][1] > end) or (i + 1 < len(spans) and spans[i + 1][1] < end):
+            self.ordered = False
+
+
 def _select(diags, unsafe: bool):
     """Groups of edits (one per diagnostic) that do not overlap; identical edits are shared."""
     groups = []
-    taken: list = []
+    taken = _Taken()
     seen = set()
     for d in sorted((d for d in diags if applicable(d, unsafe)), key=lambda d: d.start):
         new = [e for e in d.fix.edits if e not in seen]
-        if any(_overlaps(e, taken) for e in new):
+        if any(taken.overlaps(e) for e in new):
             continue
         groups.append((d, new))
         for e in new:
             seen.add(e)
-            taken.append((e.start, e.end))
+            taken.add(e.start, e.end)
     return groups
 
 
