@@ -100,13 +100,15 @@ def _linter(kind: str, path: str, settings):
 
 
 def process_source(path: str, kind: str, data: bytes, settings, mode: str,
-                   unsafe: bool, exempt=None, index: bool = False) -> FileResult:
+                   unsafe: bool, exempt=None, index: bool = False, prior=None) -> FileResult:
     """Lint (mode "check") or fix ("fix", "diff") one file's bytes. Never raises for bad input.
 
     exempt: the project stage's Exemption for this file; its findings are not fixed (the
     diagnostics returned are still all of them: the project stage drops them after the run,
     and the cache keeps what the file alone says). index: record what the project stage
-    needs of the file (FileResult.facts) while its bytes are at hand."""
+    needs of the file (FileResult.facts) while its bytes are at hand. prior: (diagnostics,
+    exempt entries) that linting these very bytes with these settings gave (the check pass
+    before a fix pass): the fix loop's first round takes them instead of linting again."""
     res = FileResult(path)
     if kind in EMBEDDED_KINDS:
         return _process_embedded(res, kind, data, settings, mode, unsafe)
@@ -148,11 +150,22 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
     from devlint.engine.fixer import fix_text
 
     validate = _validator(kind, path)
-    fix_lint = lint
+    # the text linted last, its diagnostics and exempt entries: the fix loop's last round
+    # lints the text it ends with, which is the text reported (unless LibCST reverts it)
+    last = [src.text, *prior] if prior is not None else [None, None, None]
+
+    def lint_once(text):
+        if last[0] is not text and last[0] != text:
+            out: dict = {}
+            last[1] = lint(text, out) if kind == "python" else lint(text)
+            last[0], last[2] = text, out.get("exempt", [])
+        return last[1]
+
+    fix_lint = lint_once
     if exempt:
         from devlint.engine.project.stage import fix_filter
 
-        fix_lint = fix_filter(lint, exempt)  # exempt findings followed through the rounds
+        fix_lint = fix_filter(lint_once, exempt)  # exempt findings followed through the rounds
     outcome = fix_text(src.text, fix_lint, validate, unsafe)
     new_text = outcome.text
     res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
@@ -165,12 +178,11 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             new_text = src.text
     res.changed = new_text != src.text
     res.applied = outcome.applied if res.changed else 0
-    out = {}
     final = new_text if res.changed else src.text
-    res.diagnostics = lint(final, out) if kind == "python" else lint(final)
+    res.diagnostics = lint_once(final)
     if res.changed and hasattr(fix_lint, "drop"):  # the exempt findings, moved by the fixes
         res.diagnostics = fix_lint.drop(res.diagnostics, final)
-    res.exempt = out.get("exempt", [])
+    res.exempt = last[2]
     if res.changed:
         res.new_bytes = src.to_bytes(new_text)
         if kind == "python":
@@ -269,10 +281,20 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
         return res, None
     if expect is not None and stamp[1] == expect:
         return FileResult(path, cached=True), stamp
+    prior = _CHECKED.pop(path, None) if mode != "check" else None
+    if prior is not None:  # the check pass's answer, if it was about these bytes
+        prior = prior[2:] if prior[0] == stamp[1] and prior[1] == settings else None
     try:
-        return process_source(path, kind, data, settings, mode, unsafe, exempt, index), stamp
+        return process_source(path, kind, data, settings, mode, unsafe, exempt, index,
+                              prior), stamp
     except Exception as e:  # a bug in a rule must not stop the run
         return FileResult(path, internal_error=_internal_error(e)), None
+
+
+# {path: (digest, settings, diagnostics, exempt entries)} of the last check run's files with
+# a fix, for the fix pass right after it (`cli`: check, project stage, fix), whose first round
+# would lint the same bytes again. Filled in the main process; forked workers inherit it.
+_CHECKED: dict = {}
 
 
 # --- the pool --------------------------------------------------------------------------------
@@ -328,7 +350,12 @@ def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, pro
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
     with interruptible():
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, write_read_only)
+        try:
+            return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {},
+                        write_read_only)
+        finally:
+            if mode != "check":
+                _CHECKED.clear()
 
 
 def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=False):
@@ -341,6 +368,8 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
     # stage (a handful of files leaves it to the project stage, and its store)
     index = len(tasks) >= SERIAL_BELOW
 
+    if mode == "check":
+        _CHECKED.clear()  # a check run's findings serve the fix run right after it, no other
     results: list = [None] * len(tasks)
     todo = []  # (size, index, expected digest)
     for i, (path, kind, settings) in enumerate(tasks):
@@ -381,6 +410,9 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
         if cache is not None and stamp is not None and not res.error \
                 and not res.internal_error and not res.cached:
             _remember(cache, res, stamp, mode, path, kind, settings)
+        if mode == "check" and stamp is not None and not res.cached \
+                and any(d.fix is not None for d in res.diagnostics):
+            _CHECKED[path] = (stamp[1], settings, res.diagnostics, res.exempt)
         results[i] = res
         if progress:
             progress(1)
