@@ -175,7 +175,33 @@ def test_kernel_source_gate_stays_a_plain_scan_on_runs_of_quotes():
     from devlint.evidence.cuda_kernel_source import mentions
 
     assert mentions("x = 1.\n" + "'''" * 200 + "\n") is False
+    assert mentions("x = 1.cu" + "'''" * 200 + "\n") is True
     assert mentions('load(name="k", sources=["k' + '.cu"])') is True
+
+
+KERNEL_SPELLINGS = [
+    'load(name="k", sources=["k.cu"])', "load('k', ['a.cuh' ])", 'load("k", [r"a.cu"])',
+    'load("k", ["a.cu\\t"])', 'load("k", ["a.cu" ""])', 'load("k", [f"{d}/a.cu"])',
+    'load("k", ["a.cu\\\nh"])', 'load("k", [\'\'\'a.cuh\'\'\'])', "load(cuda_sources=[s])",
+    'x = t.cuda()\nload("k", sources=[p + ".cu"])', 'load("k", [f"a.cu{\'\'}"])',
+]
+
+
+def test_kernel_source_gate_holds_wherever_a_build_is_found():
+    """`mentions` is true of every source in which `build_call` finds a build: the sources
+    and fixtures of the package, spellings of the suffix (raw, escaped whitespace after it,
+    implicit concatenation, an f-string, a continued line, triple quotes), and it is false of
+    `.cuda` alone (nearly every file it is asked about)."""
+    from devlint.evidence.cuda_kernel_source import build_call, mentions
+
+    def builds(text):
+        return any(build_call(n) is not None for n in ast.walk(ast.parse(text)))
+
+    assert all(builds(text) for text in KERNEL_SPELLINGS)
+    for text in SOURCES + KERNEL_SPELLINGS:
+        if builds(text):
+            assert mentions(text), text
+    assert not mentions("x = t.cuda()\ny = torch.cuda.is_available()\nz = '.cuda_'\n")
 
 
 def _select_by_scan(diags, unsafe):
@@ -217,3 +243,4 @@ def test_select_bisects_like_the_scan():
                                     Fix(kind, "m", tuple(edits))))
         unsafe = rnd.random() < 0.5
         assert _select(diags, unsafe) == _select_by_scan(diags, unsafe)
+
