@@ -16,6 +16,9 @@ class FixOutcome:
     rounds: int = 0
     failures: list = field(default_factory=list)  # (diagnostic, reason) of reverted fixes
     converged: bool = True
+    # spans of `text` that hold every change from the input (a superset; an empty span where
+    # text was only removed)
+    changed: list = field(default_factory=list)
 
 
 def applicable(d, unsafe: bool) -> bool:
@@ -34,6 +37,29 @@ def apply_edits(text: str, edits) -> str:
         pos = e.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def changed_spans(edits, spans=()) -> list:
+    """After `apply_edits(text, edits)`: the spans of the new text the edits wrote, and
+    `spans` (of the old text) carried over the edits (widened to the edit's new span where
+    one ends inside an edit)."""
+    edits = sorted(edits, key=lambda e: (e.start, e.end))
+    ends, moved, out, delta = [], [], [], 0
+    for e in edits:
+        out.append((e.start + delta, e.start + delta + len(e.content)))
+        delta += len(e.content) - (e.end - e.start)
+        ends.append(e.end)
+        moved.append(delta)
+
+    def new_pos(pos: int, right: bool) -> int:
+        i = bisect.bisect_right(ends, pos)  # edits ending at or before pos
+        p = pos + (moved[i - 1] if i else 0)
+        if i < len(edits) and edits[i].start < pos:  # inside edit i: its new span's side
+            p = out[i][1] if right else out[i][0]
+        return p
+
+    out += [(new_pos(a, False), new_pos(b, True)) for a, b in spans]
+    return out
 
 
 def _overlaps(edit, taken) -> bool:
@@ -115,10 +141,12 @@ def fix_text(text: str, lint, validate, unsafe: bool) -> FixOutcome:
         if not groups:
             return out
         out.rounds += 1
-        candidate = apply_edits(out.text, [e for _, g in groups for e in g])
+        edits = [e for _, g in groups for e in g]
+        candidate = apply_edits(out.text, edits)
         if validate(candidate) is None:
             out.text = candidate
             out.applied += len(groups)
+            out.changed = changed_spans(edits, out.changed)
             continue
         # some fix breaks the code: keep the groups that leave valid code, revert the others
         kept = []
@@ -130,7 +158,9 @@ def fix_text(text: str, lint, validate, unsafe: bool) -> FixOutcome:
                 out.failures.append((d, err))
                 failed.add(_key(out.text, d))
         if kept:
-            out.text = apply_edits(out.text, [e for _, g in kept for e in g])
+            edits = [e for _, g in kept for e in g]
+            out.text = apply_edits(out.text, edits)
             out.applied += len(kept)
+            out.changed = changed_spans(edits, out.changed)
     out.converged = False
     return out

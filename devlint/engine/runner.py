@@ -24,9 +24,6 @@ from devlint.sources import EMBEDDED_KINDS
 
 SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool
 BYTES_PER_WORKER = 1 << 20  # source bytes to lint per extra worker process (start-up ~0.2 s)
-# LibCST's second opinion on a fixed file costs ~1 GB of memory per MB of source: above this
-# size only CPython's parser checks the fix (a 10 MB generated module took 10 GB and 3 minutes)
-LIBCST_MAX_CHARS = 2_000_000
 
 
 @dataclass
@@ -60,15 +57,6 @@ class FileResult:
 def unified_diff(path: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
-
-
-def _validator(kind: str, path: str):
-    if kind == "shell":
-        from devlint.shell import validate_shell
-
-        return lambda text: validate_shell(text, path)
-    from devlint.engine.concrete import python_parses
-    return lambda text: python_parses(text, path)
 
 
 _codes_memo: dict = {}
@@ -147,51 +135,11 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             if res.diagnostics:
                 res.facts.update(linted_facts(path, src.text, out["tree"], res.diagnostics))
         return res
-    from devlint.engine.fixer import fix_text
+    from devlint.engine.fixpass import fix_one
 
-    validate = _validator(kind, path)
-    # the text linted last, its diagnostics and exempt entries: the fix loop's last round
-    # lints the text it ends with, which is the text reported (unless LibCST reverts it)
-    last = [src.text, *prior] if prior is not None else [None, None, None]
-
-    def lint_once(text):
-        if last[0] is not text and last[0] != text:
-            out: dict = {}
-            last[1] = lint(text, out) if kind == "python" else lint(text)
-            last[0], last[2] = text, out.get("exempt", [])
-        return last[1]
-
-    fix_lint = lint_once
-    if exempt:
-        from devlint.engine.project.stage import fix_filter
-
-        fix_lint = fix_filter(lint_once, exempt)  # exempt findings followed through the rounds
-    outcome = fix_text(src.text, fix_lint, validate, unsafe)
-    new_text = outcome.text
-    res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
-    if new_text != src.text and kind == "python" and len(new_text) <= LIBCST_MAX_CHARS:
-        from devlint.engine.concrete import libcst_parses
-
-        err = libcst_parses(new_text)
-        if err is not None and libcst_parses(src.text) is None:
-            res.failures.append(("DL000", f"fixed file does not re-parse, all fixes reverted ({err})"))
-            new_text = src.text
-    res.changed = new_text != src.text
-    res.applied = outcome.applied if res.changed else 0
-    final = new_text if res.changed else src.text
-    res.diagnostics = lint_once(final)
-    if res.changed and hasattr(fix_lint, "drop"):  # the exempt findings, moved by the fixes
-        res.diagnostics = fix_lint.drop(res.diagnostics, final)
-    res.exempt = last[2]
-    if res.changed:
-        res.new_bytes = src.to_bytes(new_text)
-        if kind == "python":
-            from devlint.line_length import line_length_for, long_fixed_lines
-
-            res.line_length = line_length_for(settings, path)
-            res.long_lines = long_fixed_lines(src.text, new_text, res.line_length.limit)
-        if mode == "diff":
-            res.diff = unified_diff(path, src.text, new_text)
+    new_text = fix_one(res, src, kind, path, settings, unsafe, lint, exempt, prior)
+    if res.changed and mode == "diff":
+        res.diff = unified_diff(path, src.text, new_text)
     return res
 
 
