@@ -8,7 +8,6 @@ half-way through a write, and each write checks the file did not change since it
 """
 from __future__ import annotations
 
-import difflib
 import os
 import signal
 import time
@@ -55,6 +54,8 @@ class FileResult:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
+    import difflib
+
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
 
@@ -307,7 +308,9 @@ def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, pro
 
 
 def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=False):
-    from devlint.engine.fixer import applicable
+    applicable = None  # check mode takes every cache hit, whatever it could fix
+    if mode != "check":
+        from devlint.engine.fixer import applicable
 
     def exemption(path):
         return exempt.get(os.path.abspath(path)) if exempt else None
