@@ -12,12 +12,16 @@ import ast
 
 
 def python_parses(text: str, path: str = "<fixed>") -> str | None:
-    """None when CPython and LibCST both parse the text, else the error."""
+    """None when CPython parses the text, else the error."""
+    return python_tree(text, path)[1]
+
+
+def python_tree(text: str, path: str = "<fixed>"):
+    """(CPython's tree of the text, None), or (None, the error)."""
     try:
-        ast.parse(text, filename=path)
+        return ast.parse(text, filename=path), None
     except (SyntaxError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-    return None
+        return None, f"{type(e).__name__}: {e}"
 
 
 def libcst_parses(text: str) -> str | None:

@@ -10,13 +10,22 @@ from devlint.analysis.walk import top_rows
 LIBCST_MAX_CHARS = 2_000_000
 
 
-def _validator(kind: str, path: str):
+def _validator(kind: str, path: str, parsed: list):
+    """validate(text) -> None or the error; a Python text's tree goes to `parsed` ([text,
+    tree]), which the lint of that text takes instead of parsing it again."""
     if kind == "shell":
         from devlint.shell import validate_shell
 
         return lambda text: validate_shell(text, path)
-    from devlint.engine.concrete import python_parses
-    return lambda text: python_parses(text, path)
+    from devlint.engine.concrete import python_tree
+
+    def validate(text):
+        tree, err = python_tree(text, path)
+        if tree is not None:
+            parsed[:] = [text, tree]
+        return err
+
+    return validate
 
 
 def fix_one(res, src, kind: str, path: str, settings, unsafe: bool, lint, exempt, prior):
@@ -26,7 +35,8 @@ def fix_one(res, src, kind: str, path: str, settings, unsafe: bool, lint, exempt
     runner.process_source takes them."""
     from devlint.engine.fixer import fix_text
 
-    validate = _validator(kind, path)
+    parsed: list = []  # [text, its tree]: the last text `validate` parsed
+    validate = _validator(kind, path, parsed)
     # the text linted last, its diagnostics and exempt entries: the fix loop's last round
     # lints the text it ends with, which is the text reported (unless LibCST reverts it)
     # (and the first rows of its top-level statements, where it parsed)
@@ -35,7 +45,12 @@ def fix_one(res, src, kind: str, path: str, settings, unsafe: bool, lint, exempt
     def lint_once(text):
         if last[0] is not text and last[0] != text:
             out: dict = {}
-            last[1] = lint(text, out) if kind == "python" else lint(text)
+            if kind == "python":
+                tree = parsed[1] if parsed and parsed[0] is text else None
+                parsed.clear()  # a tree is linted once (a rule may annotate its nodes)
+                last[1] = lint(text, out, tree)
+            else:
+                last[1] = lint(text)
             last[0], last[2] = text, out.get("exempt", [])
             last[3] = top_rows(out["tree"]) if out.get("tree") is not None else None
         return last[1]

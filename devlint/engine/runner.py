@@ -84,8 +84,8 @@ def _linter(kind: str, path: str, settings):
         return lambda text: drop_unfixable(lint_shell_file(text, path, settings), settings)
     from devlint.engine.linter import lint_text
     codes = _enabled_codes(settings, path)
-    return lambda text, out=None: drop_unfixable(lint_text(path, text, settings, codes, out),
-                                                 settings)
+    return lambda text, out=None, tree=None: drop_unfixable(
+        lint_text(path, text, settings, codes, out, tree), settings)
 
 
 def process_source(path: str, kind: str, data: bytes, settings, mode: str,
