@@ -300,7 +300,8 @@ def _walk_plain(root: str, settings_for):
     ignore_stack: list = []
     top = os.path.normpath(root)
     for dirpath, dirnames, filenames in os.walk(top):
-        rules = _read_gitignore(dirpath)
+        # (a directory without one is not asked to open it: one failed open per directory)
+        rules = _read_gitignore(dirpath) if ".gitignore" in filenames else []
         ignore_stack = [(d, r) for d, r in ignore_stack if dirpath.startswith(d)]
         if rules:
             ignore_stack.append((dirpath, rules))

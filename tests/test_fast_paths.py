@@ -175,4 +175,163 @@ def test_kernel_source_gate_stays_a_plain_scan_on_runs_of_quotes():
     from devlint.evidence.cuda_kernel_source import mentions
 
     assert mentions("x = 1.\n" + "'''" * 200 + "\n") is False
+    assert mentions("x = 1.cu" + "'''" * 200 + "\n") is True
     assert mentions('load(name="k", sources=["k' + '.cu"])') is True
+
+
+KERNEL_SPELLINGS = [
+    'load(name="k", sources=["k.cu"])', "load('k', ['a.cuh' ])", 'load("k", [r"a.cu"])',
+    'load("k", ["a.cu\\t"])', 'load("k", ["a.cu" ""])', 'load("k", [f"{d}/a.cu"])',
+    'load("k", ["a.cu\\\nh"])', 'load("k", [\'\'\'a.cuh\'\'\'])', "load(cuda_sources=[s])",
+    'x = t.cuda()\nload("k", sources=[p + ".cu"])', 'load("k", [f"a.cu{\'\'}"])',
+]
+
+
+def test_kernel_source_gate_holds_wherever_a_build_is_found():
+    """`mentions` is true of every source in which `build_call` finds a build: the sources
+    and fixtures of the package, spellings of the suffix (raw, escaped whitespace after it,
+    implicit concatenation, an f-string, a continued line, triple quotes), and it is false of
+    `.cuda` alone (nearly every file it is asked about)."""
+    from devlint.evidence.cuda_kernel_source import build_call, mentions
+
+    def builds(text):
+        return any(build_call(n) is not None for n in ast.walk(ast.parse(text)))
+
+    assert all(builds(text) for text in KERNEL_SPELLINGS)
+    for text in SOURCES + KERNEL_SPELLINGS:
+        if builds(text):
+            assert mentions(text), text
+    assert not mentions("x = t.cuda()\ny = torch.cuda.is_available()\nz = '.cuda_'\n")
+
+
+def _select_by_scan(diags, unsafe):
+    """The fix loop's edit selection as it was: every new edit tested against every edit
+    taken (quadratic: a 50k-line generated file has tens of thousands)."""
+    from devlint.engine.fixer import _overlaps, applicable
+
+    groups, taken, seen = [], [], set()
+    for d in sorted((d for d in diags if applicable(d, unsafe)), key=lambda d: d.start):
+        new = [e for e in d.fix.edits if e not in seen]
+        if any(_overlaps(e, taken) for e in new):
+            continue
+        groups.append((d, new))
+        for e in new:
+            seen.add(e)
+            taken.append((e.start, e.end))
+    return groups
+
+
+def test_select_bisects_like_the_scan():
+    """`fixer._select` looks only at the taken edits that can touch a new one: the same groups
+    as testing each against all of them, on random edits (overlaps, insertions at one point,
+    a diagnostic whose own edits overlap, which turns the bisection off)."""
+    from devlint.diagnostics import Applicability, Diagnostic, Edit, Fix
+    from devlint.engine.fixer import _select
+
+    rnd = random.Random(20261201)
+    for _ in range(5000):
+        size, diags = rnd.randint(3, 30), []
+        for _ in range(rnd.randint(1, 12)):
+            edits = []
+            for _ in range(rnd.choice((1, 1, 1, 2, 3))):
+                a = rnd.randint(0, size)
+                b = a if rnd.random() < 0.35 else rnd.randint(a, size)
+                edits.append(Edit(a, b, rnd.choice("xy")))
+            at = rnd.randint(0, size)
+            kind = rnd.choice((Applicability.SAFE, Applicability.UNSAFE))
+            diags.append(Diagnostic("DL101", "n", "m", "p.py", at, at,
+                                    Fix(kind, "m", tuple(edits))))
+        unsafe = rnd.random() < 0.5
+        assert _select(diags, unsafe) == _select_by_scan(diags, unsafe)
+
+
+def test_changed_spans_hold_every_change():
+    """`fixer.changed_spans`, carried over rounds of edits: outside the spans, the fixed text
+    is pieces of the input, in order (input characters all distinct, edits write others)."""
+    from devlint.diagnostics import Edit
+    from devlint.engine.fixer import apply_edits, changed_spans
+
+    rnd = random.Random(20261202)
+    for _ in range(3000):
+        orig = "".join(chr(0x4E00 + i) for i in range(rnd.randint(0, 40)))
+        text, spans = orig, []
+        for _ in range(rnd.randint(1, 4)):
+            points = sorted(rnd.randint(0, len(text)) for _ in range(2 * rnd.randint(0, 4)))
+            edits = []
+            for a, b in zip(points[::2], points[1::2]):
+                if edits and edits[-1].end == a and (a == b or edits[-1].start == a):
+                    continue  # two insertions at one point: the loop never takes both
+                edits.append(Edit(a, b, rnd.choice(("", "a", "bb", "ccc"))))
+            text, spans = apply_edits(text, edits), changed_spans(edits, spans)
+        pos, at = 0, 0
+        for a, b in sorted(spans) + [(len(text), len(text))]:
+            assert 0 <= a <= b <= len(text)
+            if a > pos:
+                piece = text[pos:a]
+                found = orig.find(piece, at)
+                assert found >= 0 and "a" not in piece and "b" not in piece and "c" not in piece
+                at = found + len(piece)
+            pos = max(pos, b)
+
+
+def test_changed_statements_are_the_statements_touched():
+    """What LibCST reads of a fixed file: the top-level statements holding a change (with the
+    lines up to the next one, decorators with their `def`, `a; b` as one), which parse alone
+    wherever the whole file does; a statement that breaks is in it."""
+    import libcst
+
+    from devlint.analysis.walk import top_rows
+    from devlint.engine.concrete import changed_statements
+
+    text = ("#!/usr/bin/env python\n'''doc'''\nimport os; import sys\n\n@dec(\n    1)\n"
+            "def f():\n    return 1\n# c\n\nclass A:\n    x = 1\nz = 2\n")
+    rows = top_rows(ast.parse(text))
+    at = text.index
+    assert changed_statements(text, rows, [(at("sys"), at("sys") + 3)]) == \
+        "import os; import sys\n\n"
+    assert changed_statements(text, rows, [(at("1)"), at("1)") + 1)]) == \
+        "@dec(\n    1)\ndef f():\n    return 1\n# c\n\n"
+    assert changed_statements(text, rows, [(at("z ="), at("z ="))]) == \
+        "class A:\n    x = 1\nz = 2\n"
+    assert changed_statements(text, rows, [(0, 1), (len(text), len(text))]) == \
+        "#!/usr/bin/env python\nz = 2\n"
+    assert changed_statements(text, rows, []) == ""
+    rnd = random.Random(20261203)
+    for source in SOURCES[::3]:
+        rows = top_rows(ast.parse(source))
+        spans = [(p, p + rnd.randint(0, 3)) for p in
+                 sorted(rnd.randint(0, len(source)) for _ in range(rnd.randint(1, 4)))]
+        spans = [(a, min(b, len(source))) for a, b in spans]
+        region = changed_statements(source, rows, spans)
+        ast.parse(region)
+        libcst.parse_module(region)
+        for a, b in spans:
+            assert source[a:b] in region
+
+
+def test_libcst_reads_the_changed_statements_and_a_break_there_reverts(monkeypatch):
+    """The runner gives LibCST the statements a fix changed, not the whole file; when LibCST
+    rejects them and accepted the input, every fix is reverted (DL000), as with the file."""
+    from devlint.engine import concrete
+    from devlint.engine.runner import process_source
+    from devlint.settings import Settings
+
+    source = ("import torch\n\n\ndef clean():\n    return 1\n\n\n"
+              "def f():\n    torch.cuda.synchronize()\n")
+    asked = []
+
+    def picky(text):
+        asked.append(text)
+        return "LibCST: no" if "accelerator" in text else None
+
+    monkeypatch.setattr(concrete, "libcst_parses", picky)
+    res = process_source("m.py", "python", source.encode(), Settings(), "fix", False)
+    fixed_f = ("def f():\n    if torch.accelerator.is_available():\n"
+               "        torch.accelerator.synchronize()\n")
+    assert asked[0] == fixed_f
+    assert asked[1] == source
+    assert not res.changed and res.failures and res.failures[-1][0] == "DL000"
+    asked.clear()
+    monkeypatch.setattr(concrete, "libcst_parses", lambda text: asked.append(text))
+    res = process_source("m.py", "python", source.encode(), Settings(), "fix", False)
+    assert res.changed and asked == [fixed_f]

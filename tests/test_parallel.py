@@ -123,3 +123,59 @@ def test_results_keep_task_order_and_report_progress(tmp_path):
                          progress=done.append)
     assert [r.path for r in results] == paths
     assert sum(done) == len(paths)
+
+
+def _lint_counter(monkeypatch):
+    from devlint.engine import linter
+
+    calls = []
+    real = linter.lint_text
+
+    def counted(path, text, *a, **k):
+        calls.append(path)
+        return real(path, text, *a, **k)
+
+    monkeypatch.setattr(linter, "lint_text", counted)
+    return calls
+
+
+def test_the_fix_pass_takes_the_check_pass_findings_of_the_same_bytes(tmp_path, monkeypatch):
+    """check, then fix (what `devlint check --fix` does): the fix loop's first round is the
+    check pass's answer, and its last round's is the one reported, so a file fixed in one
+    round is linted twice in all (before: four times); the result is the one of a fix alone."""
+    f = tmp_path / "a.py"
+    f.write_text(HARDCODED)
+    alone = tmp_path / "b.py"
+    alone.write_text(HARDCODED)
+    s = Settings()
+    calls = _lint_counter(monkeypatch)
+    runner.run([(str(f), "python", s)], "check", False, jobs=1)
+    fixed = runner.run([(str(f), "python", s)], "fix", False, jobs=1)[0]
+    assert calls == [str(f), str(f)]
+    assert not runner._CHECKED
+    expected = runner.run([(str(alone), "python", s)], "fix", False, jobs=1)[0]
+    assert len(calls) == 4  # no check pass before it: its first round lints, then its last
+    assert f.read_text() == alone.read_text() != HARDCODED
+    assert [(d.code, d.location, d.message) for d in fixed.diagnostics] == \
+        [(d.code, d.location, d.message) for d in expected.diagnostics]
+    assert fixed.applied == expected.applied > 0
+
+
+def test_the_fix_pass_lints_bytes_changed_since_the_check(tmp_path, monkeypatch):
+    """A file edited between the check and the fix pass, or fixed with other settings, is
+    linted again: the check pass's findings are about other bytes."""
+    f = tmp_path / "a.py"
+    f.write_text(HARDCODED)
+    s = Settings()
+    calls = _lint_counter(monkeypatch)
+    runner.run([(str(f), "python", s)], "check", False, jobs=1)
+    f.write_text("\n" + HARDCODED)
+    runner.run([(str(f), "python", s)], "fix", False, jobs=1)
+    assert len(calls) == 3
+    assert f.read_text() != "\n" + HARDCODED
+    g = tmp_path / "g.py"
+    g.write_text(HARDCODED)
+    runner.run([(str(g), "python", s)], "check", False, jobs=1)
+    runner.run([(str(g), "python", Settings(select=("DL401",)))], "fix", False, jobs=1)
+    assert len(calls) == 6
+    assert "torch.cuda.synchronize" not in g.read_text() and 'device="cuda"' in g.read_text()

@@ -175,9 +175,13 @@ class FileFacts:
     def _twin(self, scope, klass) -> str | None:
         """The deliberate CUDA twin of a generic function defined next to it (same module or
         class): `devlint.evidence.cuda_twin`."""
-        if klass is not None and scope in klass.body:
+        # membership by identity, through a set per body (`in` on the list compares nodes
+        # one by one: quadratic in a module of thousands of functions)
+        if klass is not None and id(scope) in self.memo(("ids", id(klass.body)), lambda: {
+                id(s) for s in klass.body}):
             body = klass.body
-        elif scope in self.tree.body:
+        elif id(scope) in self.memo(("ids", id(self.tree.body)), lambda: {
+                id(s) for s in self.tree.body}):
             body = self.tree.body
         else:
             return None

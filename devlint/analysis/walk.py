@@ -106,3 +106,13 @@ def spans(node, row: int) -> bool:
         first = first_row(node)
         last = node.end_lineno or node.lineno
     return first <= row <= last
+
+
+def top_rows(tree) -> list:
+    """The first row of each top-level statement of a module (its first decorator's for a
+    decorated one), in order: where the module splits into statements that parse alone."""
+    rows = []
+    for st in getattr(tree, "body", ()):
+        decorators = getattr(st, "decorator_list", ())
+        rows.append(min([st.lineno] + [d.lineno for d in decorators]) if decorators else st.lineno)
+    return rows

@@ -6,7 +6,6 @@ import contextlib
 import errno
 import os
 import signal
-import tempfile
 
 _HELD = {signal.SIGINT, signal.SIGTERM}
 
@@ -52,6 +51,8 @@ def write_atomic(path: str, data: bytes, keep_mode: bool = True, fsync: bool = T
     path = os.path.realpath(path)
     directory = os.path.dirname(path)
     st = os.stat(path) if keep_mode else None
+    import tempfile
+
     with _signals_held():
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
         try:

@@ -12,12 +12,16 @@ import ast
 
 
 def python_parses(text: str, path: str = "<fixed>") -> str | None:
-    """None when CPython and LibCST both parse the text, else the error."""
+    """None when CPython parses the text, else the error."""
+    return python_tree(text, path)[1]
+
+
+def python_tree(text: str, path: str = "<fixed>"):
+    """(CPython's tree of the text, None), or (None, the error)."""
     try:
-        ast.parse(text, filename=path)
+        return ast.parse(text, filename=path), None
     except (SyntaxError, ValueError) as e:
-        return f"{type(e).__name__}: {e}"
-    return None
+        return None, f"{type(e).__name__}: {e}"
 
 
 def libcst_parses(text: str) -> str | None:
@@ -30,3 +34,25 @@ def libcst_parses(text: str) -> str | None:
     except Exception as e:  # LibCST can fail on input CPython accepts; report, don't crash
         return f"LibCST: {type(e).__name__}: {e}"
     return None
+
+
+def changed_statements(text: str, rows, changed) -> str:
+    """The top-level statements of `text` (starting at `rows`, from `top_rows`) that hold a
+    changed span, with the lines up to the next statement, joined in order: a module of its
+    own that parses as they do (a statement's tokens end before the next one's line; each
+    piece starts a line at column 0). The text before the first statement goes with it."""
+    import bisect
+
+    from devlint.source import Locator
+
+    loc = Locator(text)
+    starts = sorted({0, *(loc.line_start(r) for r in rows)})
+    bounds = starts + [len(text)]
+    touched = set()
+    for a, b in changed:
+        first = bisect.bisect_right(starts, a) - 1
+        last = bisect.bisect_right(starts, max(a, b - 1)) - 1
+        if a == b and first > 0 and starts[first] == a:
+            first -= 1  # text removed at a statement's start: the one before ends there too
+        touched.update(range(max(first, 0), last + 1))
+    return "".join(text[bounds[k]:bounds[k + 1]] for k in sorted(touched))

@@ -1,6 +1,7 @@
 """Fix application: non-overlapping edits, re-lint until stable, re-parse, revert what breaks."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from devlint.diagnostics import Applicability
@@ -15,6 +16,9 @@ class FixOutcome:
     rounds: int = 0
     failures: list = field(default_factory=list)  # (diagnostic, reason) of reverted fixes
     converged: bool = True
+    # spans of `text` that hold every change from the input (a superset; an empty span where
+    # text was only removed)
+    changed: list = field(default_factory=list)
 
 
 def applicable(d, unsafe: bool) -> bool:
@@ -35,6 +39,29 @@ def apply_edits(text: str, edits) -> str:
     return "".join(out)
 
 
+def changed_spans(edits, spans=()) -> list:
+    """After `apply_edits(text, edits)`: the spans of the new text the edits wrote, and
+    `spans` (of the old text) carried over the edits (widened to the edit's new span where
+    one ends inside an edit)."""
+    edits = sorted(edits, key=lambda e: (e.start, e.end))
+    ends, moved, out, delta = [], [], [], 0
+    for e in edits:
+        out.append((e.start + delta, e.start + delta + len(e.content)))
+        delta += len(e.content) - (e.end - e.start)
+        ends.append(e.end)
+        moved.append(delta)
+
+    def new_pos(pos: int, right: bool) -> int:
+        i = bisect.bisect_right(ends, pos)  # edits ending at or before pos
+        p = pos + (moved[i - 1] if i else 0)
+        if i < len(edits) and edits[i].start < pos:  # inside edit i: its new span's side
+            p = out[i][1] if right else out[i][0]
+        return p
+
+    out += [(new_pos(a, False), new_pos(b, True)) for a, b in spans]
+    return out
+
+
 def _overlaps(edit, taken) -> bool:
     for s, e in taken:
         if edit.start == edit.end == s == e:
@@ -48,19 +75,55 @@ def _overlaps(edit, taken) -> bool:
     return False
 
 
+class _Taken:
+    """The spans of the edits taken so far, sorted, for `_overlaps` against the few that can
+    touch a new edit (bisecting, not scanning them all: a large generated file has tens of
+    thousands). Taken spans never overlap, so sorted by start their ends do not decrease
+    either; should one diagnostic's own edits break that, every later test scans them all."""
+
+    def __init__(self):
+        self.spans: list = []
+        self.ordered = True
+
+    def overlaps(self, edit) -> bool:
+        spans = self.spans
+        if not self.ordered:
+            return _overlaps(edit, spans)
+        a, b = edit.start, edit.end
+        i = bisect.bisect_left(spans, (a, a))
+        j = i - 1  # before i every start is < a: those ending at or after a, a run just before i
+        while j >= 0 and spans[j][1] >= a:
+            if _overlaps(edit, (spans[j],)):
+                return True
+            j -= 1
+        k = i  # from i every start is >= a: those starting at or before b, a run from i
+        while k < len(spans) and spans[k][0] <= b:
+            if _overlaps(edit, (spans[k],)):
+                return True
+            k += 1
+        return False
+
+    def add(self, start: int, end: int) -> None:
+        spans = self.spans
+        i = bisect.bisect_right(spans, (start, end))
+        spans.insert(i, (start, end))
+        if (i and spans[i - 1][1] > end) or (i + 1 < len(spans) and spans[i + 1][1] < end):
+            self.ordered = False
+
+
 def _select(diags, unsafe: bool):
     """Groups of edits (one per diagnostic) that do not overlap; identical edits are shared."""
     groups = []
-    taken: list = []
+    taken = _Taken()
     seen = set()
     for d in sorted((d for d in diags if applicable(d, unsafe)), key=lambda d: d.start):
         new = [e for e in d.fix.edits if e not in seen]
-        if any(_overlaps(e, taken) for e in new):
+        if any(taken.overlaps(e) for e in new):
             continue
         groups.append((d, new))
         for e in new:
             seen.add(e)
-            taken.append((e.start, e.end))
+            taken.add(e.start, e.end)
     return groups
 
 
@@ -78,10 +141,12 @@ def fix_text(text: str, lint, validate, unsafe: bool) -> FixOutcome:
         if not groups:
             return out
         out.rounds += 1
-        candidate = apply_edits(out.text, [e for _, g in groups for e in g])
+        edits = [e for _, g in groups for e in g]
+        candidate = apply_edits(out.text, edits)
         if validate(candidate) is None:
             out.text = candidate
             out.applied += len(groups)
+            out.changed = changed_spans(edits, out.changed)
             continue
         # some fix breaks the code: keep the groups that leave valid code, revert the others
         kept = []
@@ -93,7 +158,9 @@ def fix_text(text: str, lint, validate, unsafe: bool) -> FixOutcome:
                 out.failures.append((d, err))
                 failed.add(_key(out.text, d))
         if kept:
-            out.text = apply_edits(out.text, [e for _, g in kept for e in g])
+            edits = [e for _, g in kept for e in g]
+            out.text = apply_edits(out.text, edits)
             out.applied += len(kept)
+            out.changed = changed_spans(edits, out.changed)
     out.converged = False
     return out

@@ -45,13 +45,16 @@ def syntax_error_diagnostic(path: str, text: str, err: SyntaxError) -> Diagnosti
 
 
 def lint_text(path: str, text: str, settings, codes: frozenset | None = None,
-              out: dict | None = None):
+              out: dict | None = None, tree=None):
     """Diagnostics for one Python source (positions filled, suppressions applied).
-    A syntax error becomes one DL999 diagnostic. out: receives the parsed tree ("tree")."""
+    A syntax error becomes one DL999 diagnostic. out: receives the parsed tree ("tree").
+    tree: `ast.parse(text, filename=path)` when the caller has just made it (and nothing
+    else has it): the fix loop's check that a fixed text parses."""
     if codes is None:
         codes = enabled_codes(settings, path)
     try:
-        tree = ast.parse(text, filename=path)
+        if tree is None:
+            tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError) as e:
         if isinstance(e, SyntaxError):
             return [syntax_error_diagnostic(path, text, e)]

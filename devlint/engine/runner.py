@@ -8,7 +8,6 @@ half-way through a write, and each write checks the file did not change since it
 """
 from __future__ import annotations
 
-import difflib
 import os
 import signal
 import time
@@ -24,9 +23,6 @@ from devlint.sources import EMBEDDED_KINDS
 
 SERIAL_BELOW = 4  # files to lint; fewer run in this process, without a pool
 BYTES_PER_WORKER = 1 << 20  # source bytes to lint per extra worker process (start-up ~0.2 s)
-# LibCST's second opinion on a fixed file costs ~1 GB of memory per MB of source: above this
-# size only CPython's parser checks the fix (a 10 MB generated module took 10 GB and 3 minutes)
-LIBCST_MAX_CHARS = 2_000_000
 
 
 @dataclass
@@ -58,17 +54,10 @@ class FileResult:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
+    import difflib
+
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
-
-
-def _validator(kind: str, path: str):
-    if kind == "shell":
-        from devlint.shell import validate_shell
-
-        return lambda text: validate_shell(text, path)
-    from devlint.engine.concrete import python_parses
-    return lambda text: python_parses(text, path)
 
 
 _codes_memo: dict = {}
@@ -95,18 +84,20 @@ def _linter(kind: str, path: str, settings):
         return lambda text: drop_unfixable(lint_shell_file(text, path, settings), settings)
     from devlint.engine.linter import lint_text
     codes = _enabled_codes(settings, path)
-    return lambda text, out=None: drop_unfixable(lint_text(path, text, settings, codes, out),
-                                                 settings)
+    return lambda text, out=None, tree=None: drop_unfixable(
+        lint_text(path, text, settings, codes, out, tree), settings)
 
 
 def process_source(path: str, kind: str, data: bytes, settings, mode: str,
-                   unsafe: bool, exempt=None, index: bool = False) -> FileResult:
+                   unsafe: bool, exempt=None, index: bool = False, prior=None) -> FileResult:
     """Lint (mode "check") or fix ("fix", "diff") one file's bytes. Never raises for bad input.
 
     exempt: the project stage's Exemption for this file; its findings are not fixed (the
     diagnostics returned are still all of them: the project stage drops them after the run,
     and the cache keeps what the file alone says). index: record what the project stage
-    needs of the file (FileResult.facts) while its bytes are at hand."""
+    needs of the file (FileResult.facts) while its bytes are at hand. prior: (diagnostics,
+    exempt entries) that linting these very bytes with these settings gave (the check pass
+    before a fix pass): the fix loop's first round takes them instead of linting again."""
     res = FileResult(path)
     if kind in EMBEDDED_KINDS:
         return _process_embedded(res, kind, data, settings, mode, unsafe)
@@ -145,41 +136,11 @@ def process_source(path: str, kind: str, data: bytes, settings, mode: str,
             if res.diagnostics:
                 res.facts.update(linted_facts(path, src.text, out["tree"], res.diagnostics))
         return res
-    from devlint.engine.fixer import fix_text
+    from devlint.engine.fixpass import fix_one
 
-    validate = _validator(kind, path)
-    fix_lint = lint
-    if exempt:
-        from devlint.engine.project.stage import fix_filter
-
-        fix_lint = fix_filter(lint, exempt)  # exempt findings followed through the rounds
-    outcome = fix_text(src.text, fix_lint, validate, unsafe)
-    new_text = outcome.text
-    res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
-    if new_text != src.text and kind == "python" and len(new_text) <= LIBCST_MAX_CHARS:
-        from devlint.engine.concrete import libcst_parses
-
-        err = libcst_parses(new_text)
-        if err is not None and libcst_parses(src.text) is None:
-            res.failures.append(("DL000", f"fixed file does not re-parse, all fixes reverted ({err})"))
-            new_text = src.text
-    res.changed = new_text != src.text
-    res.applied = outcome.applied if res.changed else 0
-    out = {}
-    final = new_text if res.changed else src.text
-    res.diagnostics = lint(final, out) if kind == "python" else lint(final)
-    if res.changed and hasattr(fix_lint, "drop"):  # the exempt findings, moved by the fixes
-        res.diagnostics = fix_lint.drop(res.diagnostics, final)
-    res.exempt = out.get("exempt", [])
-    if res.changed:
-        res.new_bytes = src.to_bytes(new_text)
-        if kind == "python":
-            from devlint.line_length import line_length_for, long_fixed_lines
-
-            res.line_length = line_length_for(settings, path)
-            res.long_lines = long_fixed_lines(src.text, new_text, res.line_length.limit)
-        if mode == "diff":
-            res.diff = unified_diff(path, src.text, new_text)
+    new_text = fix_one(res, src, kind, path, settings, unsafe, lint, exempt, prior)
+    if res.changed and mode == "diff":
+        res.diff = unified_diff(path, src.text, new_text)
     return res
 
 
@@ -269,10 +230,20 @@ def lint_file(path: str, kind: str, settings, mode: str, unsafe: bool,
         return res, None
     if expect is not None and stamp[1] == expect:
         return FileResult(path, cached=True), stamp
+    prior = _CHECKED.pop(path, None) if mode != "check" else None
+    if prior is not None:  # the check pass's answer, if it was about these bytes
+        prior = prior[2:] if prior[0] == stamp[1] and prior[1] == settings else None
     try:
-        return process_source(path, kind, data, settings, mode, unsafe, exempt, index), stamp
+        return process_source(path, kind, data, settings, mode, unsafe, exempt, index,
+                              prior), stamp
     except Exception as e:  # a bug in a rule must not stop the run
         return FileResult(path, internal_error=_internal_error(e)), None
+
+
+# {path: (digest, settings, diagnostics, exempt entries)} of the last check run's files with
+# a fix, for the fix pass right after it (`cli`: check, project stage, fix), whose first round
+# would lint the same bytes again. Filled in the main process; forked workers inherit it.
+_CHECKED: dict = {}
 
 
 # --- the pool --------------------------------------------------------------------------------
@@ -328,11 +299,18 @@ def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, pro
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
     with interruptible():
-        return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {}, write_read_only)
+        try:
+            return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {},
+                        write_read_only)
+        finally:
+            if mode != "check":
+                _CHECKED.clear()
 
 
 def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=False):
-    from devlint.engine.fixer import applicable
+    applicable = None  # check mode takes every cache hit, whatever it could fix
+    if mode != "check":
+        from devlint.engine.fixer import applicable
 
     def exemption(path):
         return exempt.get(os.path.abspath(path)) if exempt else None
@@ -341,6 +319,8 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
     # stage (a handful of files leaves it to the project stage, and its store)
     index = len(tasks) >= SERIAL_BELOW
 
+    if mode == "check":
+        _CHECKED.clear()  # a check run's findings serve the fix run right after it, no other
     results: list = [None] * len(tasks)
     todo = []  # (size, index, expected digest)
     for i, (path, kind, settings) in enumerate(tasks):
@@ -381,6 +361,9 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
         if cache is not None and stamp is not None and not res.error \
                 and not res.internal_error and not res.cached:
             _remember(cache, res, stamp, mode, path, kind, settings)
+        if mode == "check" and stamp is not None and not res.cached \
+                and any(d.fix is not None for d in res.diagnostics):
+            _CHECKED[path] = (stamp[1], settings, res.diagnostics, res.exempt)
         results[i] = res
         if progress:
             progress(1)

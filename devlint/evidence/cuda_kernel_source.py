@@ -18,6 +18,7 @@ generic module exempts only its function and that function's wrappers.
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.evidence import Reason
 
@@ -27,9 +28,16 @@ _KEYWORDS = frozenset({"cuda_sources", "cuda_files", "cuda_srcs"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+# `.cu` or `.cuh` not followed by a letter, digit or underscore: a string whose value ends
+# with either suffix spells it so (the closing quote, whitespace or a backslash follows);
+# `.cuda` does not (one pass, no nested repetition: nothing to backtrack)
+_SUFFIX_IN_TEXT = re.compile(r"\.cuh?(?![A-Za-z0-9_])")
+
+
 def mentions(text: str) -> bool:
     """The cheap text gate: the source may hold a CUDA source build."""
-    return ".cu" in text or any(k in text for k in _KEYWORDS)
+    return (".cu" in text and _SUFFIX_IN_TEXT.search(text) is not None) \
+        or any(k in text for k in _KEYWORDS)
 
 
 def build_call(node) -> ast.Call | None:
