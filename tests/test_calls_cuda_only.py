@@ -318,3 +318,55 @@ def test_a_cuda_only_module_counts_for_tests_not_for_library_code(tmp_path):
     # finding (model.py names another platform: the module-level cuda-only-module principle
     # leaves it too)
     assert findings(tmp_path, "pkg", "tests") == [("pkg/model.py", 7, "DL101")]
+
+
+def test_a_module_value_read_only_by_cuda_only_functions(project):
+    write(project, {"benchmarks/bench_values.py": """\
+        import torch
+        from pkg.quant import quantize, generic
+
+        device = torch.device("cuda")
+        DEVICE = "cuda"
+
+
+        def bench_quantize():
+            x = torch.randn(4, device=device)
+            return quantize(x)
+
+
+        def bench_both():
+            quantize(torch.randn(4, device=DEVICE))
+            generic(torch.randn(4, device=DEVICE))
+
+
+        def bench_generic():
+            return generic(torch.randn(4, device=DEVICE))
+        """,
+        "tests/test_class.py": """\
+        import unittest
+        import torch
+        from pkg.quant import quantize, generic
+
+
+        @unittest.skipIf(not torch.cuda.is_available(), "CUDA")
+        class TestQuant(unittest.TestCase):
+            def test_a(self):
+                quantize(torch.ones(2, device="cuda"))
+
+            def test_b(self):
+                quantize(torch.ones(2, device="cuda"))
+
+
+        @unittest.skipIf(not torch.cuda.is_available(), "CUDA")
+        class TestMixed(unittest.TestCase):
+            def test_a(self):
+                quantize(torch.ones(2, device="cuda"))
+
+            def test_b(self):
+                generic(torch.ones(2, device="cuda"))
+        """})
+    # `device` is read only by a function that always calls `quantize`; `DEVICE` also by one
+    # that does not; a class's gate goes with its tests when all of them are CUDA-only
+    assert findings(project, "benchmarks", "tests") == [
+        ("benchmarks/bench_values.py", 5, "DL104"),
+        ("tests/test_class.py", 15, "DL203")]

@@ -185,21 +185,114 @@ def findings(project, results, keep=frozenset()) -> dict:
                         cuda[name] = cuda[callee]
                         changed = True
                         break
-        found = {}
-        memo: dict = {}
-        for d in diags:
-            for scope in _scopes(tree, d.location[0]):
-                if id(scope) not in memo:
-                    memo[id(scope)] = next(
-                        ((callee, cuda[callee]) for callee, _ in principle.calls_in(scope)
-                         if callee in cuda and callee != scope.name), None)
-                hit = memo[id(scope)]
-                if hit:
-                    why = hit[1]
-                    found[d.start] = Reason(principle.PRINCIPLE,
-                                            f"`{scope.name}` always calls `{hit[0]}`: {why.text}",
-                                            why.path, why.line)
-                    break
+        found = _File(tree, cuda).exempt(diags)
         if found:
             out[path] = found
     return out
+
+
+class _File:
+    """One file's findings against the CUDA-requiring names it calls (`cuda`: local name ->
+    Reason): by the functions around each finding; a module-level value (`DEVICE = "cuda"`)
+    by the functions that read it; a test class's decorators by its tests."""
+
+    def __init__(self, tree, cuda: dict):
+        self.tree = tree
+        self.cuda = cuda
+        self.memo: dict = {}
+
+    def scope(self, scope):
+        """(callee, Reason) when `scope` always calls a CUDA-requiring name, else None."""
+        if id(scope) not in self.memo:
+            self.memo[id(scope)] = next(
+                ((callee, self.cuda[callee]) for callee, _ in principle.calls_in(scope)
+                 if callee in self.cuda and callee != scope.name), None)
+        return self.memo[id(scope)]
+
+    def chain(self, scopes):
+        for scope in scopes:
+            hit = self.scope(scope)
+            if hit:
+                why = hit[1]
+                return Reason(principle.PRINCIPLE, f"`{scope.name}` always calls `{hit[0]}`: "
+                              f"{why.text}", why.path, why.line)
+        return None
+
+    def exempt(self, diags) -> dict:
+        found = {}
+        for d in diags:
+            row = d.location[0]
+            why = self.chain(_scopes(self.tree, row)) or self.module_level(row)
+            if why:
+                found[d.start] = why
+        return found
+
+    def module_level(self, row: int):
+        """A finding outside any function: in a value assigned at module level that only
+        functions always calling a CUDA-requiring name read, or in the decorators of a test
+        class whose every test does."""
+        stmt = next((st for st in self.tree.body
+                     if min([st.lineno] + [x.lineno for x in getattr(st, "decorator_list", ())])
+                     <= row <= (st.end_lineno or st.lineno)), None)
+        if isinstance(stmt, ast.ClassDef) and row < stmt.lineno:
+            tests = [m for m in stmt.body if isinstance(m, _FUNCS)
+                     and m.name.startswith("test")]
+            whys = [self.chain([m]) for m in tests]
+            if tests and all(whys):
+                return Reason(principle.PRINCIPLE, f"every test of `{stmt.name}` always calls "
+                              f"a CUDA-requiring function ({whys[0].text})", whys[0].path,
+                              whys[0].line)
+            return None
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            return None
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not all(isinstance(t, ast.Name) for t in targets):
+            return None
+        names = {t.id for t in targets}
+        first = None
+        for node, chain in _loads(self.tree.body, names, ()):
+            why = self.chain(chain)
+            if why is None:
+                return None  # read at module level, or by a function that may run elsewhere
+            first = first or why
+        if first is None:
+            return None
+        return Reason(principle.PRINCIPLE, f"`{', '.join(sorted(names))}` is read only by "
+                      f"functions that always call a CUDA-requiring function ({first.text})",
+                      first.path, first.line)
+
+
+def _loads(body, names, chain):
+    """(Name node, the functions around it, outermost first) of each load of `names`."""
+    for st in body:
+        if isinstance(st, _FUNCS):
+            for x in _header(st):
+                yield from _expr_loads(x, names, chain)
+            yield from _loads(st.body, names, chain + (st,))
+        elif isinstance(st, ast.ClassDef):
+            for x in [*st.decorator_list, *st.bases, *(k.value for k in st.keywords)]:
+                yield from _expr_loads(x, names, chain)
+            yield from _loads(st.body, names, chain)
+        else:
+            for field in ast.iter_fields(st):
+                value = field[1]
+                items = value if isinstance(value, list) else [value]
+                for v in items:
+                    if isinstance(v, ast.stmt):
+                        yield from _loads([v], names, chain)
+                    elif isinstance(v, ast.excepthandler) or type(v).__name__ == "match_case":
+                        yield from _loads(v.body, names, chain)
+                    elif isinstance(v, ast.AST):
+                        yield from _expr_loads(v, names, chain)
+
+
+def _expr_loads(node, names, chain):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load):
+            yield n, chain
+
+
+def _header(fn) -> list:
+    """The expressions of a def that run where the def statement runs."""
+    a = fn.args
+    return [*fn.decorator_list, *a.defaults, *(d for d in a.kw_defaults if d is not None)]
