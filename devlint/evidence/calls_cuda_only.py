@@ -30,6 +30,7 @@ module object (`k.f()`) and star imports are not followed.
 from __future__ import annotations
 
 import ast
+import re
 
 from devlint.evidence import Reason, capability, cuda_kernel_source, vocabulary
 
@@ -37,10 +38,17 @@ PRINCIPLE = "calls-cuda-only"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+# what a requirement is written with (a CUDA test, a capability query or gate, inline PTX, a
+# CUDA C++ source): a module whose text holds none of them is not parsed for one
+_MENTIONS = re.compile(r"is_cuda\b|[\"']cuda[\"':]|cuda\.is_available|inline_asm|capabilit"
+                       r"|(?i:sm_?\d|sm_at_least|hopper|blackwell|\bmi\d{3}|gfx\d)"
+                       r"|\.cuh?[\"']|cuda_(?:sources|files|srcs)")
+_BUILDS = re.compile(r"\.cuh?[\"']|cuda_(?:sources|files|srcs)")
+
+
 def mentions(text: str) -> bool:
     """The cheap text gate: the module may hold a function that requires CUDA."""
-    return any(w in text for w in ("cuda", "inline_asm", "sm_", "capability", "hopper",
-                                   "blackwell", ".cu"))
+    return _MENTIONS.search(text) is not None
 
 
 def _is_cuda_const(node) -> bool:
@@ -117,7 +125,7 @@ def _is_skip(raise_stmt) -> bool:
     return "skip" in name.lower()
 
 
-def _body_requirement(fn, test_module: bool = False) -> ast.AST | None:
+def _body_requirement(fn, test_module: bool = False, asm: bool = True) -> ast.AST | None:
     """The statement or call by which `fn`'s own body (outside `if`/`try`) needs CUDA. In a
     test module only a skip counts: its asserts check what the test produced."""
     body = fn.body
@@ -128,6 +136,8 @@ def _body_requirement(fn, test_module: bool = False) -> ast.AST | None:
                 and _below_capability(st.test) \
                 and (not test_module or _is_skip(st.body[-1])):
             return st
+    if not asm:
+        return None
     for n in vocabulary.unconditional_in(body):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and n.func.attr == "inline_asm_elementwise":
@@ -216,7 +226,8 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
     for name, gate in gated.items():
         found[name] = Reason(PRINCIPLE, f"`{name}` is defined only under a compute-capability "
                              "gate", path, gate.lineno)
-    builds = cuda_kernel_source.builders(tree, text)
+    builds = cuda_kernel_source.builders(tree, text) if _BUILDS.search(text) else {}
+    asm = "inline_asm" in text
     for name, ds in defs.items():
         if name in found or len(ds) != 1:
             continue
@@ -227,7 +238,7 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
                       None)
             if fn is None:
                 continue
-        where = _body_requirement(fn, test_module)
+        where = _body_requirement(fn, test_module, asm)
         if where is not None:
             what = ("emits inline PTX" if isinstance(where, ast.Call)
                     else "skips" if isinstance(where, ast.If) and _is_skip(where.body[-1])
@@ -240,13 +251,17 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
             found[name] = Reason(PRINCIPLE, f"`{name}` builds a kernel from CUDA C++ source",
                                  path, builds[name].lineno)
     # wrappers: functions that always call (or launch) one of those
+    if not found:
+        return found
+    calls = {name: calls_in(ds[0]) for name, ds in defs.items()
+             if name not in found and len(ds) == 1}
     changed = True
     while changed:
         changed = False
-        for name, ds in defs.items():
-            if name in found or len(ds) != 1:
+        for name, called in calls.items():
+            if name in found:
                 continue
-            for callee, call in calls_in(ds[0]):
+            for callee, call in called:
                 if callee in found and callee != name:
                     found[name] = Reason(PRINCIPLE, f"`{name}` always calls `{callee}`: "
                                          + found[callee].text, found[callee].path,

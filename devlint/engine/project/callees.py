@@ -22,6 +22,7 @@ from devlint.evidence import calls_cuda_only as principle
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTED_TOP = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b", re.M)
 _MAX_HOPS = 4
+_FACT = "cuda-requirements"  # the stage's store key of `module_facts`
 _OWN_ONLY = 1  # `Project.cuda_only` at this depth gives the module's own reason only
 # a module's reasons from its CUDA runtime use (`evidence.cuda_only_module._runtime_reason`)
 _RUNTIME_REASONS = ("it is built on CUDA IPC", "its top-level code uses CUDA IPC")
@@ -72,25 +73,30 @@ def _imports(project, path: str, text: str, memo: dict) -> dict:
     return out
 
 
-def _module_facts(project, path: str, modname: str, root: str) -> dict:
-    """{"cuda": {name: Reason dict}, "exports": {name: [module, name]}} of a project module."""
-    def compute():
-        text = project.text(path) or ""
-        exports = {}
-        if os.path.basename(path) == "__init__.py":
-            for mod, names in imports_of(path, text.encode("utf-8", "surrogateescape"),
-                                         modname.split(".")[0]):
-                for name, local in names:
-                    if name != "*":
-                        exports[local] = [mod, name]
-        cuda = {}
-        if principle.mentions(text):
-            tree = project.tree(path)
-            if tree is not None:
-                cuda = {n: r.to_dict() for n, r in principle.requirements(
-                    tree, text, path, _is_test(path)).items()}
-        return {"cuda": cuda, "exports": exports}
-    return project.fact(path, "cuda-requirements", compute)
+def module_facts(path: str, modname: str, text: str, tree) -> dict:
+    """{"cuda": {name: Reason dict}, "exports": {name: [module, name]}} of a project module:
+    its CUDA-requiring functions, and the names its `__init__` re-exports. `tree`: the parsed
+    module, or a function that parses it (called only when the text may hold one). The
+    workers record it of every file they parse (`records.parsed_facts`)."""
+    exports = {}
+    if os.path.basename(path) == "__init__.py":
+        for mod, names in imports_of(path, text.encode("utf-8", "surrogateescape"),
+                                     modname.split(".")[0]):
+            for name, local in names:
+                if name != "*":
+                    exports[local] = [mod, name]
+    cuda = {}
+    if principle.mentions(text):
+        tree = tree() if callable(tree) else tree
+        if tree is not None:
+            cuda = {n: r.to_dict() for n, r in principle.requirements(
+                tree, text, path, _is_test(path)).items()}
+    return {"cuda": cuda, "exports": exports}
+
+
+def _module_facts(project, path: str, modname: str) -> dict:
+    return project.fact(path, _FACT, lambda: module_facts(
+        path, modname, project.text(path) or "", lambda: project.tree(path)))
 
 
 def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: int = 0):
@@ -100,7 +106,7 @@ def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: 
     path = project.resolve(root, mod)
     if path is None or hops > _MAX_HOPS:
         return None
-    facts = _module_facts(project, path, mod, root)
+    facts = _module_facts(project, path, mod)
     if name in facts["cuda"]:
         return Reason.from_dict(facts["cuda"][name])
     if name in facts["exports"]:
