@@ -19,9 +19,12 @@ by its `__init__`.
 Evidence: the callee's requirement (file:line). Applied by the project stage
 (`devlint.engine.project.callees`), which follows the caller's imports (`from pkg.k import f`,
 re-exports through a package's `__init__`) into the project's modules.
+Also a module-level value that only such functions read (a benchmark's
+`device = torch.device("cuda")`), and the decorators of a test class whose every test is one.
 Limits: the scope is the calling function (a method, a module-level function, with its
 decorators and nested functions), never the file: one call exempts only the function that
-makes it. A call under `if`/`try` (one backend among others) does not count; nor does a
+makes it. In a test helper module only a skip counts as a requirement (`raise SkipTest`
+unless CUDA): its asserts check what a test produced. A call under `if`/`try` (one backend among others) does not count; nor does a
 plain `@triton.jit` kernel (generic Triton, also under `if has_triton():`), nor an assert
 that also admits another accelerator (`x.is_cuda or x.is_xpu`); availability helpers
 (`is_*`, `has_*`, `get_*` ...) of a CUDA-only module are not CUDA-only calls. Calls through a
