@@ -50,8 +50,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   for a tensor, given to mocked code.
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
-  reads the package around a file; `test_double`, `only_called_on_cuda` and
-  `package_dead_default` (a parameter default no call in the package uses) state them;
+  reads the package around a file; `test_double`, `only_called_on_cuda`,
+  `calls_cuda_only` (a function that always calls a project function which cannot run
+  without CUDA: a test or benchmark of a CUDA-only kernel) and `package_dead_default` (a
+  parameter default no call in the package uses) state them;
   `imported_gate`: a test's skip gate imported from a project module that requires CUDA;
   `imported_guard`: a value an imported project function makes only on CUDA, tested;
   `launched_worker`: a test module's worker entry that its own test launches under a CUDA
@@ -79,6 +81,7 @@ PRINCIPLES = {
     "not-a-device": "devlint.evidence.not_a_device",
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
+    "calls-cuda-only": "devlint.evidence.calls_cuda_only",
     "dead-default": "devlint.evidence.package_dead_default",
     "print-only": "devlint.evidence.print_only",
     "cuda-twin": "devlint.evidence.cuda_twin",

@@ -67,7 +67,8 @@ class CudaOnlySkip(Rule):
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
     exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
-                 "test-double", "only-called-on-cuda", "cuda-kernel-source", "entry-gate",
+                 "test-double", "only-called-on-cuda", "calls-cuda-only", "cuda-kernel-source",
+                 "entry-gate",
                  "capability-gate")
 
     valid = [

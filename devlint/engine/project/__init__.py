@@ -36,6 +36,11 @@ that have findings, and only drops findings; it never adds one:
 - **A test module's worker entry launched under a CUDA guard** (`xworkers`,
   `devlint.evidence.launched_worker`): the `_worker` its `__main__` block runs under
   `--worker`, where its test launches `__file__` only after `if not is_cuda(): skipTest()`.
+- **A function that always calls a CUDA-only function** (`callees`,
+  `devlint.evidence.calls_cuda_only`): a test, benchmark or helper whose body calls, outside
+  any `if`/`try`, a project function that asserts or raises unless CUDA or a compute
+  capability, emits inline PTX, builds CUDA C++ or is defined only under a capability gate
+  (`gptq_quantize` asserts `device.type == "cuda"`: its benchmark's `run` is CUDA's own).
 
 The package is found from the file (the directories holding `__init__.py` above it), so a
 pre-commit run over a few staged files judges them as a run over the whole tree does. What
@@ -46,8 +51,8 @@ may matter.
 
 Modules: `package` (module names, imports), `store` (per-file facts in the cache),
 `gates` (what a text says before a parse), `walker` (uses that stand on CUDA only), `index`
-(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `xworkers` (launched workers), `stage` (the driver: exemptions, keep/filter/apply),
-`records` (what the workers record for it).
+(the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `xworkers` (launched workers), `stage` (the driver: exemptions, keep/filter/apply)
+`records` (what the workers record for it), `callees` (calls into CUDA-requiring functions).
 """
 from __future__ import annotations
 

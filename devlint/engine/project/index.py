@@ -159,7 +159,11 @@ class Project:
                 if "imports" not in facts:
                     facts["imports"] = _file_imports(path, top)
                     store.dirty = True
-                self._facts.setdefault(path, (facts, store))
+                # a namespace package below (a folder without `__init__.py`) makes its files
+                # their own packages, whose store `fact` reads: only this package's own
+                # files are held from this store (else the workers' facts went unseen)
+                if (package_of(path) or (None,))[0] == root:
+                    self._facts.setdefault(path, (facts, store))
                 for mod, names in facts["imports"]:
                     index.setdefault(mod, {}).setdefault(path, set()).update(map(tuple, names))
             self._importers[key] = index

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from devlint.engine.project import callees
 from devlint.engine.project.gates import _text_reason
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import imports_of, package_of
@@ -22,11 +23,13 @@ def worker_facts(path: str, data: bytes) -> dict | None:
 
 def parsed_facts(path: str, text: str, tree) -> dict:
     """What the workers record of every file they parse, from the linter's tree: why its
-    imports or runtime use make it CUDA-only (the project stage would otherwise parse the
-    modules an import chain leads to)."""
-    if package_of(path) is None:
+    imports or runtime use make it CUDA-only, and its CUDA-requiring functions (the project
+    stage would otherwise parse the modules an import chain leads to)."""
+    pkg = package_of(path)
+    if pkg is None:
         return {}
-    return {"own-text": _text_reason(path, text, tree)}
+    return {"own-text": _text_reason(path, text, tree),
+            callees._FACT: callees.module_facts(os.path.abspath(path), pkg[1], text, tree)}
 
 
 def linted_facts(path: str, text: str, tree, diags) -> dict:

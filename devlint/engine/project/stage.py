@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from devlint.engine.cache import RACY_S
+from devlint.engine.project import callees
 from devlint.engine.project.defaults import candidates, dead_defaults, has_candidates
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import package_of
@@ -33,9 +34,13 @@ class Exemption:
     # findings ((start offset, code) -> Reason) in bodies an imported CUDA gate covers, or
     # under a test of a value an imported function makes only on CUDA (`xgates`, `xguards`)
     gated: dict = field(default_factory=dict)
+    # findings (by start offset) in a function that always calls a CUDA-requiring project
+    # function (`callees`, the calls-cuda-only principle)
+    callers: dict = field(default_factory=dict)
 
     def __bool__(self):
-        return bool(self.module or self.functions or self.defaults or self.gated)
+        return bool(self.module or self.functions or self.defaults or self.gated
+                    or self.callers)
 
 
 # --- the stage ---------------------------------------------------------------------------
@@ -103,6 +108,8 @@ def _exemptions(results, project: Project) -> dict:
             ex = out.setdefault(path, Exemption())
             ex.gated = {**gated, **ex.gated}
     # --- end imported gates and guards, launched workers ---
+    for path, found in callees.findings(project, results, _KEEP).items():
+        out.setdefault(path, Exemption()).callers = found
     return out
 
 
@@ -176,7 +183,8 @@ def keep(diag, ex: Exemption | None) -> bool:
     """Whether a finding survives its file's exemption."""
     if not ex or diag.code in _KEEP:
         return True
-    if ex.module or diag.start in ex.defaults or (diag.start, diag.code) in ex.gated:
+    if ex.module or diag.start in ex.defaults or (diag.start, diag.code) in ex.gated \
+            or diag.start in ex.callers:
         return False
     if diag.scope not in ex.functions:
         return True
@@ -247,7 +255,7 @@ def apply(results, exempt: dict) -> int:
                                                         rules=ALL_RULES))
             for d in gone:
                 why = ex.module or ex.defaults.get(d.start) or ex.gated.get(
-                    (d.start, d.code)) or ex.functions[d.scope]
+                    (d.start, d.code)) or ex.callers.get(d.start) or ex.functions[d.scope]
                 e = exempt_from_reason(why, d.code, d.name,
                                        res.path, d.start, d.end)
                 e.location, e.end_location = d.location, d.end_location

@@ -1,0 +1,304 @@
+"""The `calls-cuda-only` principle across modules (`devlint.evidence.calls_cuda_only`): the
+findings of a function that always calls a project function which cannot run without CUDA.
+
+Per file with findings: its imports (any depth, read from the text) are resolved into the
+project's modules (the directory holding the imported top-level package, found up from the
+file, so tests and benchmarks outside a package count too; re-exports through a package's
+`__init__` followed); each such module's CUDA-requiring functions are read once (parsed only
+when its text may hold one, kept in the stage's store by stat). Only a file that imports one
+is parsed, and each finding is exempt when a function around it (its method or function, with
+the decorators, or one enclosing it) calls an imported CUDA-requiring function, or a function
+of its own module that always does, outside `if`/`try`."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from devlint.engine.project.package import imports_of, package_of
+from devlint.evidence import Reason, vocabulary
+from devlint.evidence import calls_cuda_only as principle
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_IMPORTED_TOP = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b", re.M)
+_MAX_HOPS = 4
+_FACT = "cuda-requirements"  # the stage's store key of `module_facts`
+_OWN_ONLY = 1  # `Project.cuda_only` at this depth gives the module's own reason only
+# a module's reasons from its CUDA runtime use (`evidence.cuda_only_module._runtime_reason`)
+_RUNTIME_REASONS = ("it is built on CUDA IPC", "its top-level code uses CUDA IPC")
+_BENCH = re.compile(r"(?i)bench")
+_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests"})
+
+
+def _is_test(path: str) -> bool:
+    """A test module or a test helper: `test_*.py`, `conftest.py`, under `test/`, `tests/`."""
+    parts = path.replace(os.sep, "/").split("/")
+    return vocabulary.is_test_path(parts) or any(p in _TEST_DIRS for p in parts[:-1])
+
+
+def _root_of(directory: str, top: str, memo: dict) -> str | None:
+    """The directory above `directory` (or itself) that holds the package `top`."""
+    key = (directory, top)
+    if key not in memo:
+        d, found = directory, None
+        for _ in range(12):
+            if os.path.isfile(os.path.join(d, top, "__init__.py")):
+                found = d
+                break
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        memo[key] = found
+    return memo[key]
+
+
+def _imports(project, path: str, text: str, memo: dict) -> dict:
+    """{local name: (root, module, name)} of the names the file imports (at any depth) from
+    packages found on disk above it (its own package's relative imports resolved)."""
+    tops = set(_IMPORTED_TOP.findall(text))
+    pkg = package_of(path)
+    if pkg is not None:
+        tops.add(pkg[1].split(".")[0])
+    data = text.encode("utf-8", "surrogateescape")
+    out: dict = {}
+    for top in sorted(tops):
+        root = _root_of(os.path.dirname(path), top, memo)
+        if root is None:
+            continue
+        for mod, names in imports_of(path, data, top):
+            for name, local in names:
+                if name != "*":
+                    out[local] = (root, mod, name)
+    return out
+
+
+def module_facts(path: str, modname: str, text: str, tree) -> dict:
+    """{"cuda": {name: Reason dict}, "exports": {name: [module, name]}} of a project module:
+    its CUDA-requiring functions, and the names its `__init__` re-exports. `tree`: the parsed
+    module, or a function that parses it (called only when the text may hold one). The
+    workers record it of every file they parse (`records.parsed_facts`)."""
+    exports = {}
+    if os.path.basename(path) == "__init__.py":
+        for mod, names in imports_of(path, text.encode("utf-8", "surrogateescape"),
+                                     modname.split(".")[0]):
+            for name, local in names:
+                if name != "*":
+                    exports[local] = [mod, name]
+    cuda = {}
+    if principle.mentions(text):
+        tree = tree() if callable(tree) else tree
+        if tree is not None:
+            cuda = {n: r.to_dict() for n, r in principle.requirements(
+                tree, text, path, _is_test(path)).items()}
+    return {"cuda": cuda, "exports": exports}
+
+
+def _module_facts(project, path: str, modname: str) -> dict:
+    return project.fact(path, _FACT, lambda: module_facts(
+        path, modname, project.text(path) or "", lambda: project.tree(path)))
+
+
+def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: int = 0):
+    """Why the project function `mod.name` cannot run without CUDA (a Reason), or None.
+    in_tests: the caller is a test or a benchmark, for which a function of a module CUDA-only
+    by its own name, folder or imports counts too."""
+    path = project.resolve(root, mod)
+    if path is None or hops > _MAX_HOPS:
+        return None
+    facts = _module_facts(project, path, mod)
+    if name in facts["cuda"]:
+        return Reason.from_dict(facts["cuda"][name])
+    if name in facts["exports"]:
+        sub, orig = facts["exports"][name]
+        return _requirement(project, root, sub, orig, in_tests, hops + 1)
+    if not in_tests or name.startswith(vocabulary._AVAILABILITY_PREFIXES + ("_", "maybe_")):
+        return None
+    # the module's own reason (depth-limited: not through the modules it calls), and not its
+    # use of the CUDA runtime, which one function of an otherwise generic module may make
+    why = project.cuda_only(path, mod, root, depth=_OWN_ONLY)
+    if why and not str(why).startswith(_RUNTIME_REASONS) and _defines(project, path, name):
+        return Reason(principle.PRINCIPLE, f"`{name}` is in `{mod}`, which is CUDA-only "
+                      f"({why})", getattr(why, "path", None) or path,
+                      getattr(why, "line", None))
+    return None
+
+
+def _defines(project, path: str, name: str) -> bool:
+    text = project.text(path) or ""
+    return re.search(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+%s\b" % re.escape(name),
+                     text, re.M) is not None
+
+
+def _scopes(tree, row: int) -> list:
+    """The functions around `row`, outermost first (a function's decorators count as its)."""
+    out = []
+    body = tree.body
+    while True:
+        nxt = None
+        for st in body:
+            first = min([st.lineno] + [d.lineno for d in getattr(st, "decorator_list", ())])
+            if first <= row <= (st.end_lineno or st.lineno):
+                nxt = st
+                break
+        if nxt is None:
+            return out
+        if isinstance(nxt, _FUNCS):
+            out.append(nxt)
+        if isinstance(nxt, (*_FUNCS, ast.ClassDef)):
+            body = nxt.body
+        else:
+            body = [c for f in ("body", "orelse", "finalbody") for c in getattr(nxt, f, ())
+                    or () if isinstance(c, ast.stmt)]
+            body += [c for h in getattr(nxt, "handlers", ()) or () for c in h.body]
+
+
+def findings(project, results, keep=frozenset()) -> dict:
+    """{absolute path: {finding start: Reason}} of the findings in functions that always call
+    a project function which cannot run without CUDA (`keep`: codes never exempted)."""
+    roots: dict = {}
+    out: dict = {}
+    for res in results:
+        diags = [d for d in res.diagnostics if d.code not in keep]
+        if not diags or not res.path.endswith(".py"):
+            continue
+        path = os.path.abspath(res.path)
+        text = project.text(path)
+        if not text:
+            continue
+        in_tests = _is_test(path) or any(_BENCH.search(p) for p in path.replace(
+            os.sep, "/").split("/")[-3:])
+        cuda = {}  # local name -> Reason
+        for local, (root, mod, name) in _imports(project, path, text, roots).items():
+            why = _requirement(project, root, mod, name, in_tests)
+            if why:
+                cuda[local] = why
+        if not cuda:
+            continue
+        tree = project.tree(path)
+        if tree is None:
+            continue
+        # the file's own module-level functions that always call one (its test helpers)
+        own = {d.name: d for d in tree.body if isinstance(d, (*_FUNCS, ast.ClassDef))}
+        changed = True
+        while changed:
+            changed = False
+            for name, d in own.items():
+                if name in cuda:
+                    continue
+                for callee, _ in principle.calls_in(d):
+                    if callee in cuda and callee != name:
+                        cuda[name] = cuda[callee]
+                        changed = True
+                        break
+        found = _File(tree, cuda).exempt(diags)
+        if found:
+            out[path] = found
+    return out
+
+
+class _File:
+    """One file's findings against the CUDA-requiring names it calls (`cuda`: local name ->
+    Reason): by the functions around each finding; a module-level value (`DEVICE = "cuda"`)
+    by the functions that read it; a test class's decorators by its tests."""
+
+    def __init__(self, tree, cuda: dict):
+        self.tree = tree
+        self.cuda = cuda
+        self.memo: dict = {}
+
+    def scope(self, scope):
+        """(callee, Reason) when `scope` always calls a CUDA-requiring name, else None."""
+        if id(scope) not in self.memo:
+            self.memo[id(scope)] = next(
+                ((callee, self.cuda[callee]) for callee, _ in principle.calls_in(scope)
+                 if callee in self.cuda and callee != scope.name), None)
+        return self.memo[id(scope)]
+
+    def chain(self, scopes):
+        for scope in scopes:
+            hit = self.scope(scope)
+            if hit:
+                why = hit[1]
+                return Reason(principle.PRINCIPLE, f"`{scope.name}` always calls `{hit[0]}`: "
+                              f"{why.text}", why.path, why.line)
+        return None
+
+    def exempt(self, diags) -> dict:
+        found = {}
+        for d in diags:
+            row = d.location[0]
+            why = self.chain(_scopes(self.tree, row)) or self.module_level(row)
+            if why:
+                found[d.start] = why
+        return found
+
+    def module_level(self, row: int):
+        """A finding outside any function: in a value assigned at module level that only
+        functions always calling a CUDA-requiring name read, or in the decorators of a test
+        class whose every test does."""
+        stmt = next((st for st in self.tree.body
+                     if min([st.lineno] + [x.lineno for x in getattr(st, "decorator_list", ())])
+                     <= row <= (st.end_lineno or st.lineno)), None)
+        if isinstance(stmt, ast.ClassDef) and row < stmt.lineno:
+            tests = [m for m in stmt.body if isinstance(m, _FUNCS)
+                     and m.name.startswith("test")]
+            whys = [self.chain([m]) for m in tests]
+            if tests and all(whys):
+                return Reason(principle.PRINCIPLE, f"every test of `{stmt.name}` always calls "
+                              f"a CUDA-requiring function ({whys[0].text})", whys[0].path,
+                              whys[0].line)
+            return None
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            return None
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not all(isinstance(t, ast.Name) for t in targets):
+            return None
+        names = {t.id for t in targets}
+        first = None
+        for node, chain in _loads(self.tree.body, names, ()):
+            why = self.chain(chain)
+            if why is None:
+                return None  # read at module level, or by a function that may run elsewhere
+            first = first or why
+        if first is None:
+            return None
+        return Reason(principle.PRINCIPLE, f"`{', '.join(sorted(names))}` is read only by "
+                      f"functions that always call a CUDA-requiring function ({first.text})",
+                      first.path, first.line)
+
+
+def _loads(body, names, chain):
+    """(Name node, the functions around it, outermost first) of each load of `names`."""
+    for st in body:
+        if isinstance(st, _FUNCS):
+            for x in _header(st):
+                yield from _expr_loads(x, names, chain)
+            yield from _loads(st.body, names, chain + (st,))
+        elif isinstance(st, ast.ClassDef):
+            for x in [*st.decorator_list, *st.bases, *(k.value for k in st.keywords)]:
+                yield from _expr_loads(x, names, chain)
+            yield from _loads(st.body, names, chain)
+        else:
+            for field in ast.iter_fields(st):
+                value = field[1]
+                items = value if isinstance(value, list) else [value]
+                for v in items:
+                    if isinstance(v, ast.stmt):
+                        yield from _loads([v], names, chain)
+                    elif isinstance(v, ast.excepthandler) or type(v).__name__ == "match_case":
+                        yield from _loads(v.body, names, chain)
+                    elif isinstance(v, ast.AST):
+                        yield from _expr_loads(v, names, chain)
+
+
+def _expr_loads(node, names, chain):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load):
+            yield n, chain
+
+
+def _header(fn) -> list:
+    """The expressions of a def that run where the def statement runs."""
+    a = fn.args
+    return [*fn.decorator_list, *a.defaults, *(d for d in a.kw_defaults if d is not None)]

@@ -1,0 +1,274 @@
+"""Principle: a function that always calls a CUDA-only function of its project is CUDA's own.
+
+A test, a benchmark or a helper whose body calls, outside any `if`/`try`, a project function
+that cannot run without CUDA by its own code only exists on CUDA: its device literals, skip
+gates and `torch.cuda` calls serve that function and are not findings of their own (the
+rubric's "CUDA-specific on purpose"; the callee's own findings stay where they are).
+A project function cannot run without CUDA when its body, outside any `if`/`try`:
+- asserts CUDA (`assert x.is_cuda`, `assert device.type == "cuda"`,
+  `assert torch.cuda.is_available()`) or a compute capability (`assert is_sm_at_least_90()`),
+  or raises under a test that rules CUDA out (`if not x.is_cuda: raise ...`) or that asks a
+  compute capability (`if get_device_capability() < (9, 0): raise ...`);
+- emits inline PTX in a Triton kernel (`tl.inline_asm_elementwise`), or builds a kernel from
+  CUDA C++ source (`devlint.evidence.cuda_kernel_source`);
+- always calls another function of its module that cannot (the kernel's wrapper);
+or when it is defined only under a module-level compute-capability gate
+(`if is_sm_at_least_100(): def kernel(...)`, with at most a stub that raises elsewhere), or
+when its module is CUDA-only (`cuda-only-module`, through the project stage). A class counts
+by its `__init__`.
+Evidence: the callee's requirement (file:line). Applied by the project stage
+(`devlint.engine.project.callees`), which follows the caller's imports (`from pkg.k import f`,
+re-exports through a package's `__init__`) into the project's modules.
+Also a module-level value that only such functions read (a benchmark's
+`device = torch.device("cuda")`), and the decorators of a test class whose every test is one.
+Limits: the scope is the calling function (a method, a module-level function, with its
+decorators and nested functions), never the file: one call exempts only the function that
+makes it. In a test helper module only a skip counts as a requirement (`raise SkipTest`
+unless CUDA): its asserts check what a test produced. A call under `if`/`try` (one backend among others) does not count; nor does a
+plain `@triton.jit` kernel (generic Triton, also under `if has_triton():`), nor an assert
+that also admits another accelerator (`x.is_cuda or x.is_xpu`); availability helpers
+(`is_*`, `has_*`, `get_*` ...) of a CUDA-only module are not CUDA-only calls. Calls through a
+module object (`k.f()`) and star imports are not followed.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from devlint.evidence import Reason, capability, cuda_kernel_source, vocabulary
+
+PRINCIPLE = "calls-cuda-only"
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+# what a requirement is written with (a CUDA test, a capability query or gate, inline PTX, a
+# CUDA C++ source): a module whose text holds none of them is not parsed for one
+_MENTIONS = re.compile(r"is_cuda\b|[\"']cuda[\"':]|cuda\.is_available|inline_asm|capabilit"
+                       r"|(?i:sm_?\d|sm_at_least|hopper|blackwell|\bmi\d{3}|gfx\d)"
+                       r"|\.cuh?[\"']|cuda_(?:sources|files|srcs)")
+_BUILDS = re.compile(r"\.cuh?[\"']|cuda_(?:sources|files|srcs)")
+
+
+def mentions(text: str) -> bool:
+    """The cheap text gate: the module may hold a function that requires CUDA."""
+    return _MENTIONS.search(text) is not None
+
+
+def _is_cuda_const(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        and node.value.split(":")[0] == "cuda"
+
+
+def _device_type(node) -> bool:
+    """`x.device.type`, `device.type`, `str(x.device)`-like operands of a CUDA comparison."""
+    return isinstance(node, ast.Attribute) and node.attr in ("type", "device")
+
+
+def requires_cuda(test) -> bool:
+    """`test` true only on CUDA: `x.is_cuda`, `x.device.type == "cuda"`,
+    `torch.cuda.is_available()`, a compute-capability query that is met, `and` of those."""
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return True
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        a, b = test.left, test.comparators[0]
+        if (_is_cuda_const(b) and _device_type(a)) or (_is_cuda_const(a) and _device_type(b)):
+            return True
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) \
+            and test.func.attr == "is_available" and isinstance(test.func.value, ast.Attribute) \
+            and test.func.value.attr == "cuda":
+        return True
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(requires_cuda(v) for v in test.values)
+    return capability.met_if_true(test)
+
+
+def rules_out_cuda(test) -> bool:
+    """`test` true whenever CUDA is absent: `not x.is_cuda`, `x.device.type != "cuda"`, an
+    `or` holding one of those."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return requires_cuda(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+        a, b = test.left, test.comparators[0]
+        return (_is_cuda_const(b) and _device_type(a)) or (_is_cuda_const(a) and _device_type(b))
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(rules_out_cuda(v) for v in test.values)
+    return False
+
+
+def _asks_capability(test) -> bool:
+    return any(capability._is_capability_call(n) for n in ast.walk(test))
+
+
+def _below_capability(test) -> bool:
+    """`test` true whenever CUDA is absent or below a compute capability: `not x.is_cuda`,
+    `get_device_capability() < (9, 0)`, `torch.cuda.is_available() and not is_sm_100()`,
+    an `or` holding one of those. Not a test that also asks something else
+    (`use_fp4 and not is_sm_100()` raises only for one option)."""
+    if rules_out_cuda(test) or capability.met_if_false(test):
+        return True
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_below_capability(v) for v in test.values)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return all(requires_cuda(v) or _below_capability(v) for v in test.values) \
+            and any(_below_capability(v) for v in test.values)
+    return False
+
+
+def _raises(body) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Raise)
+
+
+def _is_skip(raise_stmt) -> bool:
+    exc = raise_stmt.exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    name = exc.attr if isinstance(exc, ast.Attribute) else getattr(exc, "id", "")
+    return "skip" in name.lower()
+
+
+def _body_requirement(fn, test_module: bool = False, asm: bool = True) -> ast.AST | None:
+    """The statement or call by which `fn`'s own body (outside `if`/`try`) needs CUDA. In a
+    test module only a skip counts: its asserts check what the test produced."""
+    body = fn.body
+    for st in body:  # the function's own top-level checks
+        if isinstance(st, ast.Assert) and requires_cuda(st.test) and not test_module:
+            return st
+        if isinstance(st, ast.If) and _raises(st.body) and not st.orelse \
+                and _below_capability(st.test) \
+                and (not test_module or _is_skip(st.body[-1])):
+            return st
+    if not asm:
+        return None
+    for n in vocabulary.unconditional_in(body):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr == "inline_asm_elementwise":
+            return n
+    return None
+
+
+def _gated_defs(tree, names=None) -> dict:
+    """name -> the gate of the module-level functions defined only under a compute-capability
+    test (`if is_sm_at_least_100(): def f` ...; an `else:` that only defines raising stubs)."""
+    gated: dict = {}
+    plain: set = set()
+    for st in tree.body:
+        if isinstance(st, (*_FUNCS, ast.ClassDef)):
+            plain.add(st.name)
+        elif isinstance(st, ast.If):
+            arms = []
+            if capability.met_if_true(st.test, names):
+                arms, other = st.body, st.orelse
+            elif capability.met_if_false(st.test, names):
+                arms, other = st.orelse, st.body
+            else:
+                continue
+            for d in arms:
+                if isinstance(d, _FUNCS):
+                    gated.setdefault(d.name, st)
+            for d in other:
+                if isinstance(d, _FUNCS) and not _stub(d):
+                    plain.add(d.name)
+    return {n: g for n, g in gated.items() if n not in plain}
+
+
+def _stub(fn) -> bool:
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr)
+                                       and isinstance(s.value, ast.Constant))]
+    return len(body) == 1 and isinstance(body[0], ast.Raise)
+
+
+def _defs(tree):
+    """The module-level functions and classes, also those in module-level `if`/`try` arms."""
+    for st in tree.body:
+        if isinstance(st, (*_FUNCS, ast.ClassDef)):
+            yield st
+        elif isinstance(st, (ast.If, ast.Try)):
+            for part in (st.body, getattr(st, "orelse", []), getattr(st, "finalbody", [])):
+                for d in part:
+                    if isinstance(d, (*_FUNCS, ast.ClassDef)):
+                        yield d
+
+
+def _callee_name(call) -> str | None:
+    """`f(...)` and a Triton launch `f[grid](...)`: `f`."""
+    f = call.func
+    if isinstance(f, ast.Subscript):
+        f = f.value
+    return f.id if isinstance(f, ast.Name) else None
+
+
+def calls_in(fn) -> list:
+    """[(name, call)] of the names `fn` calls (or launches) outside `if`/`try`."""
+    body = fn.body
+    if isinstance(fn, ast.ClassDef):
+        init = next((d for d in fn.body if isinstance(d, _FUNCS) and d.name == "__init__"), None)
+        body = init.body if init is not None else []
+    out = []
+    for n in vocabulary.unconditional_in(body):
+        if isinstance(n, ast.Call):
+            name = _callee_name(n)
+            if name:
+                out.append((name, n))
+    return out
+
+
+def requirements(tree, text: str, path: str | None, test_module: bool = False) -> dict:
+    """name -> Reason for the module-level functions and classes of a module that cannot run
+    without CUDA by their own code (see the module docstring), their in-module wrappers
+    included. test_module: a test helper module, whose asserts check results (only its
+    skips count)."""
+    if not mentions(text):
+        return {}
+    found: dict = {}
+    defs = {}
+    for d in _defs(tree):
+        defs.setdefault(d.name, []).append(d)
+    gated = _gated_defs(tree, capability.module_names(tree))
+    for name, gate in gated.items():
+        found[name] = Reason(PRINCIPLE, f"`{name}` is defined only under a compute-capability "
+                             "gate", path, gate.lineno)
+    builds = cuda_kernel_source.builders(tree, text) if _BUILDS.search(text) else {}
+    asm = "inline_asm" in text
+    for name, ds in defs.items():
+        if name in found or len(ds) != 1:
+            continue
+        d = ds[0]
+        fn = d
+        if isinstance(d, ast.ClassDef):
+            fn = next((m for m in d.body if isinstance(m, _FUNCS) and m.name == "__init__"),
+                      None)
+            if fn is None:
+                continue
+        where = _body_requirement(fn, test_module, asm)
+        if where is not None:
+            what = ("emits inline PTX" if isinstance(where, ast.Call)
+                    else "skips" if isinstance(where, ast.If) and _is_skip(where.body[-1])
+                    else "asserts or raises")
+            if not isinstance(where, ast.Call):
+                what += (" below a compute capability" if _asks_capability(
+                    getattr(where, "test", where)) else " unless CUDA")
+            found[name] = Reason(PRINCIPLE, f"`{name}` {what}", path, where.lineno)
+        elif name in builds:
+            found[name] = Reason(PRINCIPLE, f"`{name}` builds a kernel from CUDA C++ source",
+                                 path, builds[name].lineno)
+    # wrappers: functions that always call (or launch) one of those
+    if not found:
+        return found
+    calls = {name: calls_in(ds[0]) for name, ds in defs.items()
+             if name not in found and len(ds) == 1}
+    changed = True
+    while changed:
+        changed = False
+        for name, called in calls.items():
+            if name in found:
+                continue
+            for callee, call in called:
+                if callee in found and callee != name:
+                    found[name] = Reason(PRINCIPLE, f"`{name}` always calls `{callee}`: "
+                                         + found[callee].text, found[callee].path,
+                                         found[callee].line)
+                    changed = True
+                    break
+    return found
