@@ -460,3 +460,26 @@ def test_a_default_forwarded_from_the_callers_signature_stays_live(tmp_path):
                        cwd=tmp_path, capture_output=True, text=True)
     rows = sorted(f["location"]["row"] for f in json.loads(r.stdout))
     assert rows == [2, 7]  # Outer's default moves into Inner: both are live
+
+
+def test_the_project_holds_a_bounded_number_of_trees(tmp_path):
+    """The stage parses files on demand; it keeps only the recently used trees (memory grows
+    with the project otherwise) and re-parses a dropped one to the same tree."""
+    import ast
+
+    from devlint.engine.project import index
+
+    paths = []
+    for i in range(index._TREES_KEPT + 10):
+        p = tmp_path / f"m{i}.py"
+        p.write_text(f"X{i} = {i}\n")
+        paths.append(str(p))
+    project = index.Project()
+    first = ast.dump(project.tree(paths[0]))
+    for p in paths:
+        assert project.tree(p) is not None
+    assert len(project._tree) == index._TREES_KEPT
+    assert paths[0] not in project._tree
+    assert ast.dump(project.tree(paths[0])) == first
+    recent = project.tree(paths[-1])
+    assert project.tree(paths[-1]) is recent

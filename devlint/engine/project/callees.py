@@ -206,6 +206,7 @@ class _File:
         self.tree = tree
         self.cuda = cuda
         self.memo: dict = {}
+        self._loads = None  # see loads()
 
     def scope(self, scope):
         """(callee, Reason) when `scope` always calls a CUDA-requiring name, else None."""
@@ -233,6 +234,16 @@ class _File:
                 found[d.start] = why
         return found
 
+    def loads(self) -> dict:
+        """{name: [(order, Name node, functions around it)]} of every load in the file, in
+        the order `_loads` meets them: one walk per file, not one per module-level finding
+        (torch's generated test tables have thousands)."""
+        if self._loads is None:
+            self._loads = {}
+            for order, (node, chain) in enumerate(_loads(self.tree.body, None, ())):
+                self._loads.setdefault(node.id, []).append((order, node, chain))
+        return self._loads
+
     def module_level(self, row: int):
         """A finding outside any function: in a value assigned at module level that only
         functions always calling a CUDA-requiring name read, or in the decorators of a test
@@ -256,7 +267,8 @@ class _File:
             return None
         names = {t.id for t in targets}
         first = None
-        for node, chain in _loads(self.tree.body, names, ()):
+        for _, node, chain in sorted((hit for name in names for hit in self.loads().get(name, ())),
+                                     key=lambda hit: hit[0]):
             why = self.chain(chain)
             if why is None:
                 return None  # read at module level, or by a function that may run elsewhere
@@ -269,7 +281,8 @@ class _File:
 
 
 def _loads(body, names, chain):
-    """(Name node, the functions around it, outermost first) of each load of `names`."""
+    """(Name node, the functions around it, outermost first) of each load of `names` (of
+    every name when `names` is None)."""
     for st in body:
         if isinstance(st, _FUNCS):
             for x in _header(st):
@@ -294,7 +307,8 @@ def _loads(body, names, chain):
 
 def _expr_loads(node, names, chain):
     for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load):
+        if isinstance(n, ast.Name) and (names is None or n.id in names) \
+                and isinstance(n.ctx, ast.Load):
             yield n, chain
 
 

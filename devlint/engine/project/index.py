@@ -29,6 +29,8 @@ from devlint.evidence.test_double import PRINCIPLE as TEST_DOUBLE
 
 # a module CUDA-only by this rule makes its importers so, but not theirs: a chain of two calls
 _MAX_DEPTH = 1
+# parsed trees held at once by a Project (least recently used dropped first)
+_TREES_KEPT = 64
 
 
 class Project:
@@ -89,13 +91,23 @@ class Project:
         return self._text[path]
 
     def tree(self, path: str):
-        if path not in self._tree:
+        """The file's tree, parsed on demand. Only the most recently used `_TREES_KEPT` trees
+        are held (a file's facts are stored as soon as they are computed, so a tree is rarely
+        asked for again once its file is done): holding every tree the stage parsed made
+        the main process grow with the project (torch's sources: 457 -> 785 MB)."""
+        trees = self._tree
+        if path in trees:
+            tree = trees.pop(path)
+        else:
             text = self.text(path)
             try:
-                self._tree[path] = None if text is None else ast.parse(text, filename=path)
+                tree = None if text is None else ast.parse(text, filename=path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._tree[path] = None
-        return self._tree[path]
+                tree = None
+            if len(trees) >= _TREES_KEPT:
+                del trees[next(iter(trees))]
+        trees[path] = tree  # most recently used last
+        return tree
 
     @staticmethod
     def resolve(root: str, module: str) -> str | None:

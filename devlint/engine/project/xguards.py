@@ -127,6 +127,8 @@ def producer_of(project, root: str, mod: str, name: str, hops: int = 0):
     path = _locate(project, root, mod)
     if path is None:
         return None, None
+    if not _may_produce(project.text(path), name):
+        return None, path
     stored = project.fact(path, "producer:" + name, lambda: _judged(project, path, name))
     if isinstance(stored, list) and len(stored) == 3:  # ["->", module, name]: a re-export
         if hops >= _MAX_HOPS:
@@ -134,6 +136,17 @@ def producer_of(project, root: str, mod: str, name: str, hops: int = 0):
         pkg = package_of(path)
         return producer_of(project, pkg[0] if pkg else root, stored[1], stored[2], hops + 1)
     return (stored or None), path
+
+
+def _may_produce(text, name: str) -> bool:
+    """What a module's text must say before its function `name` can make a value only on
+    CUDA or a CUDA-alike platform: the producer rule tests the platform (`is_cuda()`,
+    `torch.cuda`, `torch.version.hip`, `is_rocm()`). A module that does not define `name`
+    may re-export it and is read on."""
+    if not text:
+        return False
+    low = text.lower()
+    return "cuda" in low or "hip" in low or "rocm" in low or f"def {name}" not in text
 
 
 def _judged(project, path: str, name: str):
@@ -163,6 +176,8 @@ def _descent(project, path: str, tree):
     aliases and CUDA helpers), once per module and run: its producer verdicts are memoized."""
     memo = project.__dict__.setdefault("_xguards_descents", {})
     if path not in memo:
+        if len(memo) >= 16:  # each holds its module's tree: bound them like Project.tree
+            del memo[next(iter(memo))]
         from devlint.analysis.descent import Descent
         from devlint.analysis.model import FileFacts, collect_imports
         from devlint.settings import Settings
