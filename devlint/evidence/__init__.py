@@ -36,6 +36,7 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `nvidia_tool`: a function or module built on `nvidia-smi`.
 - `flash_attention_impl`: a function or module that switches torch's attention to
   FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
+- `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
@@ -103,6 +104,7 @@ PRINCIPLES = {
     "imported-gate": "devlint.evidence.imported_gate",
     "imported-guard": "devlint.evidence.imported_guard",
     "launched-worker": "devlint.evidence.launched_worker",
+    "hip-device": "devlint.evidence.hip_device",
 }
 
 

@@ -104,6 +104,12 @@ class DeviceLiteralArgument(Rule):
         # the module states that it requires CUDA (stated-requirement)
         Valid('"""Megatron backend.\n\nRequirements:\n    - PyTorch with CUDA support\n"""\n'
               'import torch\nd = torch.device("cuda")\n', path="backend.py"),
+        # a ROCm (AITER) module, where torch calls the AMD GPU "cuda" (hip-device)
+        Valid('import torch\nimport aiter\n\n\ndef topk_meta(n):\n'
+              '    return torch.empty(n, dtype=torch.int32, device="cuda")\n',
+              path="pkg/layers/rocm_aiter_moe.py"),
+        Valid('import torch\n\n\ndef buf(n):\n    return torch.empty(n, device="cuda")\n',
+              path="pkg/models/m3/amd/executor.py"),
         # under a guard that established CUDA (the guard is DL401's finding)
         Valid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n'),
         Valid('import torch\n_IS_CUDA = torch.cuda.is_available()\n\n\ndef f():\n'
@@ -173,6 +179,13 @@ class DeviceLiteralArgument(Rule):
               '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
+        # TransformerEngine's torch.cuda API is right on its ports, a "cuda" literal is not
+        Invalid('import torch\nimport transformer_engine.pytorch as te\n\n\ndef buf(n):\n'
+                '    return torch.empty(n, device="cuda")\n',
+                'import torch\nimport transformer_engine.pytorch as te\n\n\ndef buf(n):\n'
+                '    return torch.empty(n, device=torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else "cpu")\n',
+                path="pkg/te_layers.py"),
         # a module-level name a library module never reads may be read by its importers
         Invalid('import torch\nDEVICE = torch.device("cuda")\n',
                 'import torch\nDEVICE = torch.accelerator.current_accelerator() if '
