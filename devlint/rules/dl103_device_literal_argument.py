@@ -104,6 +104,10 @@ class DeviceLiteralArgument(Rule):
         # the module states that it requires CUDA (stated-requirement)
         Valid('"""Megatron backend.\n\nRequirements:\n    - PyTorch with CUDA support\n"""\n'
               'import torch\nd = torch.device("cuda")\n', path="backend.py"),
+        # a private helper whose every call in the file passes `device` (not-a-device)
+        Valid('import torch\n\n\nclass Processor:\n    @staticmethod\n'
+              '    def _normalize(device="cuda"):\n        return torch.zeros(3, device=device)\n\n'
+              '    def run(self, x):\n        return x - self._normalize(device=x.device)\n'),
         # a ROCm (AITER) module, where torch calls the AMD GPU "cuda" (hip-device)
         Valid('import torch\nimport aiter\n\n\ndef topk_meta(n):\n'
               '    return torch.empty(n, dtype=torch.int32, device="cuda")\n',
@@ -179,6 +183,24 @@ class DeviceLiteralArgument(Rule):
               '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
+        # a public library function: its users may rely on the default
+        Invalid('import torch\n\n\ndef normalize(device="cuda"):\n'
+                '    return torch.zeros(3, device=device)\n\n\nm = normalize(device="cpu")\n',
+                'import torch\n\n\ndef normalize(device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '    return torch.zeros(3, device=device)\n\n\nm = normalize(device="cpu")\n'),
+        # a private helper's call that forwards its caller's own default keeps it live
+        Invalid('import torch\n\n\ndef _normalize(device="cuda"):\n'
+                '    return torch.zeros(3, device=device)\n\n\n'
+                'def run(x, device=None):\n    return _normalize(device=device)\n\n\n'
+                'def run2(x, device="cpu"):\n    return _normalize(device=device)\n',
+                'import torch\n\n\ndef _normalize(device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '    return torch.zeros(3, device=device)\n\n\n'
+                'def run(x, device=None):\n    return _normalize(device=device)\n\n\n'
+                'def run2(x, device="cpu"):\n    return _normalize(device=device)\n'),
         # TransformerEngine's torch.cuda API is right on its ports, a "cuda" literal is not
         Invalid('import torch\nimport transformer_engine.pytorch as te\n\n\ndef buf(n):\n'
                 '    return torch.empty(n, device="cuda")\n',
