@@ -85,6 +85,13 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # a ladder of early exits that asks for the other accelerators through getattr and
+        # torch's build (platform-ladder, several-platforms)
+        Valid("import torch\n\n\ndef detect():\n    npu = getattr(torch, 'npu', None)\n"
+              "    if npu is not None and npu.is_available():\n        return 'npu'\n"
+              "    if getattr(torch.version, 'musa', None) is not None and torch.cuda.is_available():\n"
+              "        return 'musa'\n    if torch.cuda.is_available():\n        return 'cuda'\n"
+              "    return 'cpu'\n"),
         # a value assigned in a script and never read (dead-value)
         Valid("import torch\n\nif __name__ == '__main__':\n"
               "    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n    main()\n"),
