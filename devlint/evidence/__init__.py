@@ -14,7 +14,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `several_platforms`: a collection or a boolean test that also names another accelerator.
 - `capability_gate`: a CUDA query joined to a compute-capability test.
 - `redundant_seed`: a CUDA seed beside `torch.manual_seed` of the same value.
-- `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202).
+- `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202); `host_copy`: a
+  CUDA branch whose arms both copy to the host (DL202).
 - `cuda_only_module`: a file CUDA-only by construction: its folder, its name, its imports of
   a CUDA-only stack, its use of CUDA IPC / the CUDA runtime, a profile's platform folder, a
   vendor family with only NVIDIA/AMD backends (`vocabulary` holds the shared word lists,
@@ -105,6 +106,7 @@ PRINCIPLES = {
     "imported-guard": "devlint.evidence.imported_guard",
     "launched-worker": "devlint.evidence.launched_worker",
     "hip-device": "devlint.evidence.hip_device",
+    "host-copy": "devlint.evidence.host_copy",
 }
 
 
