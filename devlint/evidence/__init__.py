@@ -37,6 +37,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `nvidia_tool`: a function or module built on `nvidia-smi`.
 - `flash_attention_impl`: a function or module that switches torch's attention to
   FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
+- `version_fallback`: the CUDA fallback of `hasattr(torch, "accelerator")` where the
+  project's torch floor always has the API (dead code).
 - `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
@@ -107,6 +109,7 @@ PRINCIPLES = {
     "launched-worker": "devlint.evidence.launched_worker",
     "hip-device": "devlint.evidence.hip_device",
     "host-copy": "devlint.evidence.host_copy",
+    "version-fallback": "devlint.evidence.version_fallback",
 }
 
 

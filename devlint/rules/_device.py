@@ -17,6 +17,7 @@ from devlint.evidence.hip_device import hip_device_reason
 from devlint.evidence.mock_target import mock_target_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
+from devlint.evidence.version_fallback import version_fallback_reason
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -97,7 +98,7 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
             or compared_value_reason(facts, node) or dead_value_reason(facts, node)
             or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
-            or fake_tensor_reason(facts, node))
+            or fake_tensor_reason(facts, node) or version_fallback_reason(facts, node))
 
 
 def _torch_cuda_api_rule(facts) -> bool:
