@@ -10,9 +10,9 @@ from devlint.evidence.cuda_backend import (
 )
 from devlint.evidence.fast_path import fast_path_reason
 from devlint.evidence.host_copy import host_copy_reason
-from devlint.rules._api_table import guard_body_edits, target_of
+from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import IN_FILE, IN_PACKAGE, Invalid, Rule, Valid
 
 
 class IsCudaBranch(Rule):
@@ -56,10 +56,14 @@ class IsCudaBranch(Rule):
     """
 
     code = "DL202"
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",)))
     name = "is-cuda-branch"
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
     valid = [
+        # it guards only a seed `torch.manual_seed` already set on every device (redundant-seed)
+        Valid('import torch\n\n\ndef seed_all(seed, device):\n    torch.manual_seed(seed)\n'
+              '    if device.type == "cuda":\n        torch.cuda.manual_seed(seed)\n'),
         # both arms copy to the host, the CUDA one asynchronously (host-copy)
         Valid('import torch\n\n\ndef snapshot(t):\n    if t.device.type == "cuda":\n'
               '        host = torch.empty_like(t, device="cpu", pin_memory=True)\n'
@@ -251,6 +255,11 @@ class IsCudaBranch(Rule):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
             if any(t is not None for _, t in tests) and _fast_path(facts, stmt):
                 continue  # a CUDA fast path beside a generic one
+            seeds = [_redundant_seed(facts, st.value) if isinstance(st, ast.Expr) else None
+                     for st in stmt.body]
+            if not stmt.orelse and seeds and all(seeds):
+                note_exempt(facts, tests[0][0], seeds[0])
+                continue  # it guards only seeds `torch.manual_seed` already set everywhere
             host = host_copy_reason(stmt, facts.path)
             if host is not None:  # both arms copy to the host, the CUDA one asynchronously
                 note_exempt(facts, tests[0][0], host)
