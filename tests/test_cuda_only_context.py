@@ -97,9 +97,16 @@ def test_amd_kernel_stacks_are_cuda_alike():
     assert codes(text, path="pkg/ops/decode.py") == ["DL401"]
     assert codes(text, path="pkg/ops/flydsl_decode.py") == []
     assert codes("import flydsl\n" + text, path="pkg/ops/decode.py") == []
-    # device literals are still reported in AMD code (DL1xx)
-    assert codes("import torch\nx = torch.zeros(2, device='cuda')\n",
-                 path="pkg/ops/flydsl_decode.py") == ["DL103"]
+    # so are its device literals: torch calls the AMD GPU "cuda" (evidence.hip_device)
+    literal = "import torch\nx = torch.zeros(2, device='cuda')\n"
+    assert codes(literal, path="pkg/ops/flydsl_decode.py") == []
+    assert codes(literal, path="pkg/ops/decode.py") == ["DL103"]
+    # TransformerEngine is CUDA-alike for its torch.cuda API only: its ports rebind
+    # torch.cuda, a "cuda" literal is not their device
+    te = "import transformer_engine.pytorch as te\n" + literal
+    assert codes(te, path="pkg/ops/decode.py") == ["DL103"]
+    assert codes("import transformer_engine.pytorch as te\n" + text,
+                 path="pkg/ops/decode.py") == []
 
 
 def test_cute_dsl_modules_are_cuda_only():
@@ -211,3 +218,19 @@ def test_an_assert_on_a_tensor_device_is_no_contract_and_a_cuda_method_override_
             "    def cuda(self, device=None, non_blocking=False):\n"
             "        return self.to(device='cuda:0', non_blocking=non_blocking)\n")
     assert codes(meta) == []
+
+
+def test_a_vendor_familys_shared_code_keeps_its_device_literals(tmp_path):
+    # `kernels/{cuda,triton}/`: CUDA-alike for the torch.cuda API, but the shared code is no
+    # ROCm module (a `triton/` sibling may run elsewhere): its "cuda" literals stay findings
+    fam = tmp_path / "kernels"
+    for sub in ("cuda", "triton"):
+        (fam / sub).mkdir(parents=True)
+    path = str(fam / "triton" / "utils.py")
+    assert codes("import torch\n\n\ndef f():\n    torch.cuda.synchronize()\n", path=path) == []
+    assert codes("import torch\nx = torch.zeros(2, device='cuda')\n", path=path) == ["DL103"]
+    # a module in an `amd/` folder is one: torch calls the AMD GPU "cuda"
+    amd = tmp_path / "models" / "amd"
+    amd.mkdir(parents=True)
+    assert codes("import torch\nx = torch.zeros(2, device='cuda')\n",
+                 path=str(amd / "runner.py")) == []

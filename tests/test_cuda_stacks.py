@@ -93,12 +93,13 @@ def test_a_package_named_for_a_cuda_only_stack(tmp_path):
     plain.mkdir()
     (plain / "warmup.py").write_text(text)
     assert rows(text, str(plain / "warmup.py")) == [("DL103", 2)]
-    # a ROCm-only stack's package: the torch.cuda API is right there, device literals are not
+    # a ROCm-only stack's package: the torch.cuda API is right there, and so is a "cuda"
+    # device literal, the name torch gives the AMD GPU (evidence.hip_device)
     mori = tmp_path / "proj" / "mori"
     mori.mkdir()
     (mori / "__init__.py").write_text("")
     text2 = "import torch\ns = torch.cuda.Stream()\nbuf = torch.empty(8, device=\"cuda\")\n"
-    assert rows(text2, str(mori / "conn.py")) == [("DL103", 3)]
+    assert rows(text2, str(mori / "conn.py")) == []
 
 
 STUBBED = ("import torch\n\ntry:\n    import transformer_engine as te\n    HAVE_TE = True\n"
@@ -156,11 +157,13 @@ def test_the_rocm_module_of_a_platforms_package(tmp_path):
     (pkg / "__init__.py").write_text("")
     text = "import torch\n\n\ndef device(i):\n    return torch.device(f\"cuda:{i}\")\n"
     assert rows(text, str(pkg / "rocm.py")) == []
-    # elsewhere a ROCm file's device literals are still reported
+    # elsewhere a ROCm-named file is CUDA-alike: its device literals name the HIP device
+    # (evidence.hip_device); a file of another name is generic
     other = tmp_path / "proj" / "ops"
     other.mkdir()
     (other / "__init__.py").write_text("")
-    assert [c for c, _ in rows(text, str(other / "rocm.py"))] == ["DL105"]
+    assert rows(text, str(other / "rocm.py")) == []
+    assert [c for c, _ in rows(text, str(other / "decode.py"))] == ["DL105"]
 
 
 def test_a_function_built_on_a_cpu_or_cuda_library():

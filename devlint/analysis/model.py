@@ -24,7 +24,9 @@ from devlint.evidence.cuda_twin import (
 )
 from devlint.evidence.dead_default import default_of
 from devlint.evidence.stated_requirement import scope_reason as stated_scope_reason
-from devlint.evidence.not_a_device import never_runs_reason
+from devlint.evidence.not_a_device import (
+    never_runs_reason, only_skipped_reason, skipped_uses,
+)
 from devlint.evidence.vocabulary import (
     _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
 )
@@ -163,6 +165,9 @@ class FileFacts:
                                                  self.tree, self.text)), self.path)
                                          or self._calls_cuda_only(scope)
                                          or never_runs_reason(scope, self.path)
+                                         or (only_skipped_reason(scope, self.memo(
+                                             "skipped-uses", lambda: skipped_uses(self.tree)),
+                                             self.path) if scope in self.tree.body else None)
                                          or self._twin(scope, w.klass)
                                          or stand_in_reason(scope, self.memo(
                                              "stand-ins", lambda: api_stand_ins(

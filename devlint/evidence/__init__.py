@@ -14,7 +14,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `several_platforms`: a collection or a boolean test that also names another accelerator.
 - `capability_gate`: a CUDA query joined to a compute-capability test.
 - `redundant_seed`: a CUDA seed beside `torch.manual_seed` of the same value.
-- `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202).
+- `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202); `host_copy`: a
+  CUDA branch whose arms both copy to the host (DL202).
 - `cuda_only_module`: a file CUDA-only by construction: its folder, its name, its imports of
   a CUDA-only stack, its use of CUDA IPC / the CUDA runtime, a profile's platform folder, a
   vendor family with only NVIDIA/AMD backends (`vocabulary` holds the shared word lists,
@@ -36,6 +37,9 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `nvidia_tool`: a function or module built on `nvidia-smi`.
 - `flash_attention_impl`: a function or module that switches torch's attention to
   FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
+- `version_fallback`: the CUDA fallback of `hasattr(torch, "accelerator")` where the
+  project's torch floor always has the API (dead code).
+- `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
@@ -103,6 +107,9 @@ PRINCIPLES = {
     "imported-gate": "devlint.evidence.imported_gate",
     "imported-guard": "devlint.evidence.imported_guard",
     "launched-worker": "devlint.evidence.launched_worker",
+    "hip-device": "devlint.evidence.hip_device",
+    "host-copy": "devlint.evidence.host_copy",
+    "version-fallback": "devlint.evidence.version_fallback",
 }
 
 

@@ -3,11 +3,19 @@
 `class ToyModel: def __init__(self, dim, device="cuda")` in a test module whose every
 `ToyModel(...)` passes `device=`: the default is dead code, the device comes from the callers
 (whose own literals are reported). Evidence: the `def` line, and the calls (all in the file).
+The same holds in any module for a private name (`def _normalize(device="cuda")`,
+`self._buffers(device=...)`, `class _Cache`): a leading underscore says the function, method
+or class is the module's own (or its class's), so the calls in the file are all its calls
+(a private helper in a namespace package, which the project stage cannot index, included).
 Limits: only in test modules (`test_*.py`), whose functions and classes no other module
-calls; a library's default is reachable by its users and stays a finding. Every use of the
-name must be a call that passes the parameter (by keyword, or by position); a call with
-`*args` / `**kwargs`, a use that is not a call or a type test (a callback, a registry), or no
-call at all keeps the finding.
+calls, and for private names; a library's public default is reachable by its users and stays
+a finding (the package-wide twin is `package_dead_default`). Every use of the name must be a
+call that passes the parameter (by keyword, or by position); a call with `*args` /
+`**kwargs`, a use that is not a call or a type test (a callback, a registry), or no call at
+all keeps the finding. For a private name, a call that only forwards its caller's own
+non-None default (`device=device` inside `def f(device="cuda")`) passes nothing of its own;
+a subclass in another module calling a private method is not seen; a dunder name is called
+by the language and is not private.
 """
 from __future__ import annotations
 
@@ -15,6 +23,7 @@ import ast
 import os
 
 from devlint.evidence import Reason
+from devlint.evidence.package_dead_default import forwarded_defaults
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -62,6 +71,25 @@ def _uses(tree) -> dict:
     return out
 
 
+def _private(name: str) -> bool:
+    """`_helper`, `_Cache`: the module's (or its class's) own name; a dunder is not."""
+    return name.startswith("_") and not name.endswith("__") and name.strip("_") != ""
+
+
+def _decorator(d) -> str:
+    d = d.func if isinstance(d, ast.Call) else d
+    return d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")
+
+
+def _forwards(call, param: str, index, forwarded) -> bool:
+    """The call passes `param` only its caller's own default (`device=device` inside
+    `def f(device="cuda")`)."""
+    value = next((k.value for k in call.keywords if k.arg == param), None)
+    if value is None and index is not None and index < len(call.args):
+        value = call.args[index]
+    return isinstance(value, ast.Name) and value.id in forwarded
+
+
 def _passes(call, name: str, index) -> bool:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None
                                                                  for k in call.keywords):
@@ -73,8 +101,9 @@ def _passes(call, name: str, index) -> bool:
 
 def dead_default_reason(facts, node) -> Reason | None:
     stem = os.path.basename(facts.path).rsplit(".", 1)[0]
-    if not stem.startswith("test_") or facts.tree is None:
+    if facts.tree is None:
         return None
+    test = stem.startswith("test_")
     found = default_of(facts, node)
     if found is None:
         return None
@@ -85,11 +114,19 @@ def dead_default_reason(facts, node) -> Reason | None:
         if not isinstance(klass, ast.ClassDef):
             return None
         name = klass.name
-    if index is not None and (name != fn.name or isinstance(klass, ast.ClassDef)):
+    if not test and not _private(name):
+        return None
+    static = any(_decorator(d) == "staticmethod" for d in fn.decorator_list)
+    if index is not None and (name != fn.name or isinstance(klass, ast.ClassDef)) \
+            and not static:
         index -= 1  # `self` is bound: the call's arguments start after it
     uses = facts.memo("dead-default-uses", lambda: _uses(facts.tree)).get(name, [])
     if not uses or any(c is None or not _passes(c, param, index) for c in uses):
         return None
+    if not test:
+        forwarded = facts.memo("dead-default-forwarded", lambda: forwarded_defaults(facts.tree))
+        if any(_forwards(c, param, index, forwarded.get(id(c), ())) for c in uses):
+            return None
     return Reason("not-a-device", f"every call of `{name}` in the file passes `{param}` "
                   f"({len(uses)} call{'s' if len(uses) > 1 else ''}): the default is dead",
                   facts.path, fn.lineno)

@@ -5,8 +5,14 @@ parameter's or a return annotation: it changes nothing at run time), and code un
 `if TYPE_CHECKING:` (stubs for type checkers never run). The evidence is the annotation's or
 the test's line; a test function or class skipped unconditionally (`@pytest.mark.skip`), whose
 values never reach a device (the decorator's line).
+A private module-level function (`def _run_torch11(rank):`) whose every use in the file
+stands inside such a skipped test (`spawn(_run_torch11, 1)` in a test decorated
+`@pytest.mark.skip`) never runs either: the evidence is the skip decorator of (the first of)
+those tests.
 Limits: a rule that fixes a construction may still rewrite the annotations tied to it (the
 rules that ask for annotations pass `annotations=True`); a default value is not an annotation.
+A public function may be run by other modules; a use anywhere else (another test, the
+`__main__` block, module-level code, an `__all__` string) keeps it live.
 """
 from __future__ import annotations
 
@@ -41,3 +47,40 @@ def never_runs_reason(scope, path: str | None) -> Reason | None:
             return Reason("not-a-device", f"`{scope.name}` is always skipped (never runs)",
                           path, d.lineno)
     return None
+
+
+def skipped_uses(tree) -> dict:
+    """{name: skip decorator line, or 0 where some use is live} for the names used in the
+    module: the line of the skip over the first always-skipped test using the name, 0 as
+    soon as one use stands outside every always-skipped test."""
+    out: dict = {}
+
+    def walk(node, skip):
+        for child in ast.iter_child_nodes(node):
+            inner = skip
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and not skip:
+                why = never_runs_reason(child, None)
+                inner = why.line if why is not None else 0
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                out[child.id] = skip if out.get(child.id, skip) else 0
+            elif isinstance(child, ast.Constant) and isinstance(child.value, str) \
+                    and child.value.isidentifier():
+                out[child.value] = 0  # named in a string: `__all__`, getattr, a registry
+            walk(child, inner)
+
+    walk(tree, 0)
+    return out
+
+
+def only_skipped_reason(scope, uses: dict, path: str | None) -> Reason | None:
+    """The private module-level function whose every use is inside an always-skipped test."""
+    name = getattr(scope, "name", "")
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or not name.startswith("_") or name.startswith("__"):
+        return None
+    line = uses.get(name)
+    if not line:
+        return None
+    return Reason("not-a-device", f"`{name}` is only used by tests that are always skipped "
+                  "(never runs)", path, line)

@@ -14,6 +14,10 @@ that reads and kills processes through it works on no other accelerator, and the
 runs it): a function that runs `nvidia-smi` (the program as a call's argument: `"nvidia-smi"`
 in an argument list, or a command string starting with it); a whole module when its top-level
 code runs it, or two or more of its top-level functions and classes do.
+The same holds for a shell function that runs `nvidia-smi` (`set_n_least_used_CUDA_VISIBLE_DEVICES()
+{ ... $(nvidia-smi --query-gpu=memory.used ...) ...; export CUDA_VISIBLE_DEVICES=...; echo
+...; }`): the GPUs it picks, exports and prints are the ones `nvidia-smi` numbered (DL302;
+`devlint.shell.visibility` applies it with `shell_function_tool`).
 Limits: a mention in a docstring, comment or message is no run (only call arguments count);
 code that also runs another vendor's tool (`rocm-smi`, `amd-smi`, `xpu-smi`, `npu-smi`,
 `hl-smi`) or asks which platform it runs on (`is_rocm()`, `torch.xpu`) serves several
@@ -105,3 +109,10 @@ def scope_reason(scope, text: str, path: str | None) -> Reason | None:
     if call is None or _shared(scope):
         return None
     return Reason(_P, f"`{scope.name}` runs `nvidia-smi` (NVIDIA GPUs only)", path, call.lineno)
+
+
+def shell_function_tool(commands) -> bool:
+    """A shell function whose commands (their names, in order) run `nvidia-smi` and no other
+    vendor's tool: NVIDIA's own helper."""
+    names = [c.rsplit("/", 1)[-1] for c in commands if c]
+    return "nvidia-smi" in names and not any(_OTHER_TOOL.fullmatch(c) for c in names)

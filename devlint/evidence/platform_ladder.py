@@ -101,7 +101,9 @@ def names_other_accelerator_value(node) -> bool:
 def other_accelerator_test(test, qualname) -> bool:
     """A test that asks about an accelerator other than CUDA, written with torch's own device
     modules (`torch.xpu.is_available()`, `torch.backends.mps.is_available()`,
-    `torch.npu.device_count() > 0`, `hasattr(torch, "npu")`), a project's availability
+    `torch.npu.device_count() > 0`, `hasattr(torch, "npu")`, `getattr(torch.version, "musa",
+    None)`, `torch.version.musa`, a module held under the accelerator's name:
+    `npu.is_available()`), a project's availability
     helpers or flags named after one (`is_torch_xpu_available()`, `is_npu_available()`,
     `_is_hpu`), a device-type comparison (`device.type == "xpu"`, `"npu" in device_type`), or
     `and`/`or`/`not` of them. `qualname` resolves a name through the file's imports.
@@ -118,15 +120,24 @@ def other_accelerator_test(test, qualname) -> bool:
     if isinstance(test, ast.Call):
         f = test.func
         name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-        if name == "hasattr" and len(test.args) == 2 \
+        if name in ("hasattr", "getattr") and len(test.args) >= 2 \
                 and isinstance(test.args[1], ast.Constant) \
                 and str(test.args[1].value).lower() in ACCELERATORS:
+            # `hasattr(torch, "npu")`, `getattr(torch.version, "musa", None) is not None`
             return True
         if name in ("is_available", "device_count", "is_initialized"):
             q = qualname(f) or ""
             parts = q.split(".")
-            return len(parts) >= 3 and parts[0] == "torch" and parts[-2] in ACCELERATORS
+            if len(parts) >= 3 and parts[0] == "torch" and parts[-2] in ACCELERATORS:
+                return True
+            # `npu = getattr(torch, "npu", None)` then `npu.is_available()`: the module is
+            # asked under the accelerator's own name
+            recv = f.value if isinstance(f, ast.Attribute) else None
+            return isinstance(recv, ast.Name) and recv.id.lower() in ACCELERATORS
         return bool(_OTHER_NAME.match(name)) or name in _OTHER_PLATFORM_QUERIES - {"is_cpu"}
+    if isinstance(test, ast.Attribute) and test.attr.lower() in ACCELERATORS \
+            and isinstance(test.value, ast.Attribute) and test.value.attr == "version":
+        return True  # `torch.version.musa`: a MUSA build of torch
     if isinstance(test, (ast.Name, ast.Attribute)):
         name = test.attr if isinstance(test, ast.Attribute) else test.id
         return bool(_OTHER_NAME.match(name))

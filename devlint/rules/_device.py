@@ -13,9 +13,11 @@ from devlint.evidence.compared_value import compared_value_reason, resolved_devi
 from devlint.evidence.dead_value import dead_value_reason
 from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.fake_tensor import fake_tensor_reason
+from devlint.evidence.hip_device import hip_device_reason
 from devlint.evidence.mock_target import mock_target_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
+from devlint.evidence.version_fallback import version_fallback_reason
 from devlint.profiles.torch_api import entries_by_name
 
 _INDEXED = re.compile(r"cuda:(\d+)")
@@ -76,6 +78,10 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
         return facts.cuda_only
     if api and facts.cuda_alike:
         return facts.cuda_alike
+    if facts.cuda_alike:  # a ROCm module: its "cuda" literals name the HIP device
+        hip = hip_device_reason(facts)
+        if hip is not None:
+            return hip
     w = facts.where_of(node)
     if w is not None:
         if guards and w.guarded and (getattr(w.guarded, "principle", None) != "cuda-alike-guard"
@@ -92,7 +98,7 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
             or compared_value_reason(facts, node) or dead_value_reason(facts, node)
             or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
-            or fake_tensor_reason(facts, node))
+            or fake_tensor_reason(facts, node) or version_fallback_reason(facts, node))
 
 
 def _torch_cuda_api_rule(facts) -> bool:

@@ -54,6 +54,10 @@ class DeviceLiteralTo(Rule):
     summary = "Hardcoded CUDA device passed to `.to()`"
 
     valid = [
+        # a private helper only a test that is always skipped runs (not-a-device)
+        Valid('import pytest\n\n\ndef _run_old_torch(rank):\n    x = make().to("cuda")\n\n\n'
+              '@pytest.mark.skip(reason="torch 1.11 only")\ndef test_old_torch():\n'
+              '    spawn(_run_old_torch, 1)\n', path="tests/test_codegen.py"),
         # the CUDA arm of a ladder written with a project's availability helpers
         Valid('if is_torch_npu_available():\n    x = x.to("npu")\n'
               'elif is_torch_cuda_available():\n    x = x.to("cuda")\n'),
@@ -66,6 +70,15 @@ class DeviceLiteralTo(Rule):
         Valid('def f(x, y):\n    if y.device.type == "cuda":\n        x = x.to("cuda")\n'),
     ]
     invalid = [
+        # ... but a test that is only skipped somewhere still runs it
+        Invalid('import pytest\n\n\ndef _run_new_torch(rank):\n    x = make().to("cuda")\n\n\n'
+                '@pytest.mark.skipif(OLD, reason="torch 1.12+")\ndef test_new_torch():\n'
+                '    spawn(_run_new_torch, 1)\n',
+                'import pytest\nimport torch\n\n\ndef _run_new_torch(rank):\n'
+                '    x = make().to(torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else "cpu")\n\n\n'
+                '@pytest.mark.skipif(OLD, reason="torch 1.12+")\ndef test_new_torch():\n'
+                '    spawn(_run_new_torch, 1)\n', path="tests/test_codegen.py"),
         Invalid(
             'import torch\n\n\ndef load(dst, src):\n    src_gpu = src.to("cuda", non_blocking=True)\n'
             '    dst.copy_(src_gpu)\n',

@@ -104,6 +104,16 @@ class DeviceLiteralArgument(Rule):
         # the module states that it requires CUDA (stated-requirement)
         Valid('"""Megatron backend.\n\nRequirements:\n    - PyTorch with CUDA support\n"""\n'
               'import torch\nd = torch.device("cuda")\n', path="backend.py"),
+        # a private helper whose every call in the file passes `device` (not-a-device)
+        Valid('import torch\n\n\nclass Processor:\n    @staticmethod\n'
+              '    def _normalize(device="cuda"):\n        return torch.zeros(3, device=device)\n\n'
+              '    def run(self, x):\n        return x - self._normalize(device=x.device)\n'),
+        # a ROCm (AITER) module, where torch calls the AMD GPU "cuda" (hip-device)
+        Valid('import torch\nimport aiter\n\n\ndef topk_meta(n):\n'
+              '    return torch.empty(n, dtype=torch.int32, device="cuda")\n',
+              path="pkg/layers/rocm_aiter_moe.py"),
+        Valid('import torch\n\n\ndef buf(n):\n    return torch.empty(n, device="cuda")\n',
+              path="pkg/models/m3/amd/executor.py"),
         # under a guard that established CUDA (the guard is DL401's finding)
         Valid('import torch\nif torch.cuda.is_available():\n    t = torch.randn(4, device="cuda:0")\n'),
         Valid('import torch\n_IS_CUDA = torch.cuda.is_available()\n\n\ndef f():\n'
@@ -173,6 +183,31 @@ class DeviceLiteralArgument(Rule):
               '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
     ]
     invalid = [
+        # a public library function: its users may rely on the default
+        Invalid('import torch\n\n\ndef normalize(device="cuda"):\n'
+                '    return torch.zeros(3, device=device)\n\n\nm = normalize(device="cpu")\n',
+                'import torch\n\n\ndef normalize(device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '    return torch.zeros(3, device=device)\n\n\nm = normalize(device="cpu")\n'),
+        # a private helper's call that forwards its caller's own default keeps it live
+        Invalid('import torch\n\n\ndef _normalize(device="cuda"):\n'
+                '    return torch.zeros(3, device=device)\n\n\n'
+                'def run(x, device=None):\n    return _normalize(device=device)\n\n\n'
+                'def run2(x, device="cpu"):\n    return _normalize(device=device)\n',
+                'import torch\n\n\ndef _normalize(device=None):\n    if device is None:\n'
+                '        device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '    return torch.zeros(3, device=device)\n\n\n'
+                'def run(x, device=None):\n    return _normalize(device=device)\n\n\n'
+                'def run2(x, device="cpu"):\n    return _normalize(device=device)\n'),
+        # TransformerEngine's torch.cuda API is right on its ports, a "cuda" literal is not
+        Invalid('import torch\nimport transformer_engine.pytorch as te\n\n\ndef buf(n):\n'
+                '    return torch.empty(n, device="cuda")\n',
+                'import torch\nimport transformer_engine.pytorch as te\n\n\ndef buf(n):\n'
+                '    return torch.empty(n, device=torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else "cpu")\n',
+                path="pkg/te_layers.py"),
         # a module-level name a library module never reads may be read by its importers
         Invalid('import torch\nDEVICE = torch.device("cuda")\n',
                 'import torch\nDEVICE = torch.accelerator.current_accelerator() if '

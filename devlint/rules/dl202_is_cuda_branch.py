@@ -9,9 +9,10 @@ from devlint.evidence.cuda_backend import (
     backend_reason, derived_device_reason, joined_backend_test,
 )
 from devlint.evidence.fast_path import fast_path_reason
-from devlint.rules._api_table import guard_body_edits, target_of
+from devlint.evidence.host_copy import host_copy_reason
+from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import IN_FILE, IN_PACKAGE, Invalid, Rule, Valid
 
 
 class IsCudaBranch(Rule):
@@ -55,10 +56,19 @@ class IsCudaBranch(Rule):
     """
 
     code = "DL202"
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",)))
     name = "is-cuda-branch"
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
     valid = [
+        # it guards only a seed `torch.manual_seed` already set on every device (redundant-seed)
+        Valid('import torch\n\n\ndef seed_all(seed, device):\n    torch.manual_seed(seed)\n'
+              '    if device.type == "cuda":\n        torch.cuda.manual_seed(seed)\n'),
+        # both arms copy to the host, the CUDA one asynchronously (host-copy)
+        Valid('import torch\n\n\ndef snapshot(t):\n    if t.device.type == "cuda":\n'
+              '        host = torch.empty_like(t, device="cpu", pin_memory=True)\n'
+              '        host.copy_(t, non_blocking=True)\n    else:\n'
+              '        host = t.to("cpu", copy=True)\n    return host\n'),
         # the device can only be the CUDA provider's or the CPU (cuda-backend)
         Valid('import torch\n\n\nclass Runner:\n    @property\n    def device(self):\n'
               '        p = self.session.get_providers()[0]\n'
@@ -116,6 +126,13 @@ class IsCudaBranch(Rule):
               '    return image.cpu()\n'),
     ]
     invalid = [
+        # the CUDA arm computes on the device, the other falls back to the CPU
+        Invalid('import torch\n\n\ndef norm(t):\n    if t.device.type == "cuda":\n'
+                '        out = fused_norm(t)\n    else:\n        out = ref_norm(t.cpu())\n'
+                '    return out\n',
+                'import torch\n\n\ndef norm(t):\n    if t.device.type != "cpu":\n'
+                '        out = fused_norm(t)\n    else:\n        out = ref_norm(t.cpu())\n'
+                '    return out\n'),
         # the alternative moves to the CPU: no generic path
         Invalid("def f(x):\n    if x.is_cuda:\n        return kernel(x)\n    return ref(x.cpu())\n",
                 "def f(x):\n    if x.device.type != \"cpu\":\n        return kernel(x)\n    return ref(x.cpu())\n"),
@@ -238,6 +255,15 @@ class IsCudaBranch(Rule):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
             if any(t is not None for _, t in tests) and _fast_path(facts, stmt):
                 continue  # a CUDA fast path beside a generic one
+            seeds = [_redundant_seed(facts, st.value) if isinstance(st, ast.Expr) else None
+                     for st in stmt.body]
+            if not stmt.orelse and seeds and all(seeds):
+                note_exempt(facts, tests[0][0], seeds[0])
+                continue  # it guards only seeds `torch.manual_seed` already set everywhere
+            host = host_copy_reason(stmt, facts.path)
+            if host is not None:  # both arms copy to the host, the CUDA one asynchronously
+                note_exempt(facts, tests[0][0], host)
+                continue
             for test, tensor in tests:
                 fix = None
                 expr = None if tensor is None else role_expr(

@@ -48,7 +48,10 @@ GitHub Actions `run:`, GitLab CI `script:`, Buildkite `command:`, and Dockerfile
 
 A selector is not a finding: an assignment whose value is a visibility variable's name
 (`DEVICE_VISIBILITY_ENV=CUDA_VISIBLE_DEVICES` in an `if` or `case` arm), nor is the name in a
-comment or in a string that is only printed.
+comment or in a string that is only printed. Nor is what a shell function built on
+`nvidia-smi` sets, reads or prints (`set_n_least_used_CUDA_VISIBLE_DEVICES() { ... nvidia-smi
+--query-gpu=memory.used ...; export CUDA_VISIBLE_DEVICES=...; }`): it picks NVIDIA's GPUs
+(principle `nvidia-tool`), unless it also runs another vendor's tool (`rocm-smi`...).
 
 ## Why is this bad?
 Only NVIDIA's runtime (and AMD's HIP runtime) reads `CUDA_VISIBLE_DEVICES`. On Intel XPU the
@@ -138,6 +141,11 @@ VALID = [
     ("run.sh", "#!/bin/bash\nRAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1 ray start\n"),
     ("run.sh", "#!/bin/bash\nsrun --export=ALL,HF_HOME=/data python3 x.py\n"
                "docker run --rm -e HF_TOKEN img\ndocker build -t img .\n"),
+    # a helper that picks GPUs with nvidia-smi: they are NVIDIA's (nvidia-tool)
+    ("run.sh", "#!/bin/bash\npick_gpus() {\n"
+               "    local IDS=$(nvidia-smi --query-gpu=index --format=csv,noheader | head -n $1)\n"
+               "    export CUDA_VISIBLE_DEVICES=$(echo $IDS | sed 's/ /,/g')\n"
+               "    echo \"CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES\"\n}\n"),
 ]
 
 INVALID = [
@@ -182,6 +190,7 @@ class ShellCudaVisibleDevices(ShellRule):
     code = CODE
     name = NAME
     summary = SUMMARY
+    exempt_by = ("nvidia-tool",)  # a shell function built on nvidia-smi (devlint.shell)
     valid = [Valid(src, path=path) for path, src in VALID]
     invalid = [Invalid(src, fixed, path=path) for path, src, fixed in INVALID]
 

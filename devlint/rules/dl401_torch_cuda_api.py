@@ -85,6 +85,18 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # the fallback for a torch without torch.accelerator, dead where the project's torch
+        # (here the vllm profile's pinned one) always has it (version-fallback)
+        Valid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
+              '            if hasattr(torch, "accelerator") else torch.cuda.current_device())\n',
+              profile="vllm"),
+        # a ladder of early exits that asks for the other accelerators through getattr and
+        # torch's build (platform-ladder, several-platforms)
+        Valid("import torch\n\n\ndef detect():\n    npu = getattr(torch, 'npu', None)\n"
+              "    if npu is not None and npu.is_available():\n        return 'npu'\n"
+              "    if getattr(torch.version, 'musa', None) is not None and torch.cuda.is_available():\n"
+              "        return 'musa'\n    if torch.cuda.is_available():\n        return 'cuda'\n"
+              "    return 'cpu'\n"),
         # a value assigned in a script and never read (dead-value)
         Valid("import torch\n\nif __name__ == '__main__':\n"
               "    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n    main()\n"),
@@ -188,6 +200,12 @@ class TorchCudaApi(Rule):
                 "and slow())\n",
                 "import torch\nOK = torch.accelerator.is_available() and not (is_sm_at_least_100() "
                 "and slow())\n"),
+        # ... without a declared torch floor the fallback may run on an old torch
+        Invalid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
+                '            if hasattr(torch, "accelerator") else torch.cuda.current_device())\n',
+                'import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
+                '            if hasattr(torch, "accelerator") else '
+                'torch.accelerator.current_device_index())\n'),
         # the other accelerator's statement stands too far away to pair with the CUDA one
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n"
                 "x = 1\ny = 2\nif torch.xpu.is_available():\n    torch.xpu.empty_cache()\n",

@@ -173,7 +173,25 @@ class _Analysis(_FixWriter, _Diagnostics, _Launchers):
                 findings.setdefault(f.name_start, f)
         for f in self._from_sinks():
             findings.setdefault(f.name_start, f)
-        return sorted(findings.values(), key=lambda f: f.name_start)
+        nvidia = self._nvidia_functions()
+        return sorted((f for f in findings.values()
+                       if not any(lo <= f.name_start < hi for lo, hi in nvidia)),
+                      key=lambda f: f.name_start)
+
+    def _nvidia_functions(self) -> list[tuple[int, int]]:
+        """The spans of the functions built on `nvidia-smi` (`devlint.evidence.nvidia_tool`):
+        the visibility variable they set, read or print names the GPUs it numbered."""
+        from devlint.evidence.nvidia_tool import shell_function_tool
+
+        doc = self.doc
+        spans = []
+        for fn in _walk(self.root):
+            if fn.type != "function_definition":
+                continue
+            names = [_command_name_text(doc, c) for c in _walk(fn) if c.type == "command"]
+            if shell_function_tool(names):
+                spans.append((doc.start(fn), doc.end(fn)))
+        return spans
 
     def _in_error(self, node) -> bool:
         return any(a.type == "ERROR" for a in _ancestors(node)) or node.is_missing

@@ -208,3 +208,21 @@ def test_custom_variable_names():
     contents = [e.content for e in d.fix.edits]
     assert any('case "${ACCEL:-cuda}" in' in c and "VIS=ZE_AFFINITY_MASK" in c for c in contents)
     assert 'env "$VIS=0"' in contents
+
+
+_PICK = ("#!/bin/bash\nset_least_used_gpus() {\n    local n=${1:-9999}\n"
+         "    local IDS=$(%s --query-gpu=memory.used --format=csv | tail -n +2 | nl -v 0 |\n"
+         "        sort -g -k 2 | awk '{print $1}' | head -n $n)\n"
+         "    export CUDA_VISIBLE_DEVICES=$(echo $IDS | sed 's/ /,/g')\n"
+         "    echo \"CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES\"\n}\n\n"
+         "set_least_used_gpus 4\nCUDA_VISIBLE_DEVICES=0 python3 train.py\n")
+
+
+def test_a_function_built_on_nvidia_smi_is_nvidias_own():
+    # the GPUs it picks, exports and prints are the ones nvidia-smi numbered
+    # (evidence.nvidia_tool); the script's own launch line is still a finding
+    assert [r for r, *_ in spans(_PICK % "nvidia-smi")] == [11]
+    # without nvidia-smi, or beside another vendor's tool, the function is generic
+    assert [r for r, *_ in spans(_PICK % "my-gpu-query")] == [6, 7, 11]
+    both = _PICK.replace("    local n=", "    rocm-smi --showuse\n    local n=")
+    assert [r for r, *_ in spans(both % "nvidia-smi")] == [7, 8, 12]
