@@ -7,6 +7,20 @@ import json, os, random, subprocess, sys
 TREES = {"transformers": "transformers/transformers", "lm-evaluation-harness": "lm-evaluation-harness",
          "diffusers": "diffusers", "ao": "ao", "sglang": "sglang/sglang", "ColossalAI": "ColossalAI",
          "Megatron-LM": "Megatron-LM", "vllm": "/tmp/vllm033/vllm"}
+
+
+def _line(fn, x):
+    """The reported line; in a notebook, `cell` is the 1-based number of the cell among all
+    cells and the row counts within that cell (as ruff reports notebooks)."""
+    if x.get("cell"):
+        cell = json.load(open(fn, encoding="utf-8"))["cells"][x["cell"] - 1]
+        src = cell["source"]
+        lines = ("".join(src) if isinstance(src, list) else src).splitlines()
+    else:
+        lines = open(fn, encoding="utf-8", errors="replace").read().splitlines()
+    return lines[x["location"]["row"] - 1].strip()
+
+
 rev = sys.argv[1]
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else 20261202
 out = sys.argv[3] if len(sys.argv) > 3 else "/tmp/judge2"
@@ -23,6 +37,7 @@ for n, t in TREES.items():
         f.write(f"# {n}: {len(s)} findings sampled (seed {seed}) of {len(d)} (devlint {rev}, default settings)\n\n")
         for i, x in enumerate(s, 1):
             fn = x["filename"] if os.path.isabs(x["filename"]) else os.path.join("/tmp/trees", x["filename"])
-            line = open(fn, encoding="utf-8", errors="replace").read().splitlines()[x["location"]["row"] - 1].strip()
-            f.write(f"{i}. `{fn}:{x['location']['row']}` {x['code']} — {x['message']}\n    line: `{line[:200]}`\n")
+            line = _line(fn, x)
+            where = f"{fn}:cell {x['cell']}:{x['location']['row']}" if x.get("cell") else f"{fn}:{x['location']['row']}"
+            f.write(f"{i}. `{where}` {x['code']} — {x['message']}\n    line: `{line[:200]}`\n")
     print(n, len(d), len(s), flush=True)
