@@ -39,7 +39,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
 - `version_fallback`: the CUDA fallback of `hasattr(torch, "accelerator")` where the
   project's torch floor always has the API (dead code).
-- `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU.
+- `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU; a
+  function or class named for AMD's stack (its `torch.cuda` and "cuda" are ROCm's).
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
