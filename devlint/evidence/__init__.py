@@ -39,7 +39,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
 - `version_fallback`: the CUDA fallback of `hasattr(torch, "accelerator")` where the
   project's torch floor always has the API (dead code).
-- `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU.
+- `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU; a
+  function or class named for AMD's stack (its `torch.cuda` and "cuda" are ROCm's).
+- `load_location`: a CPU fallback only given as `torch.load`'s `map_location=` of a
+  checkpoint used as a mapping.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
   per-platform dispatch method, a stand-in for torch's CUDA API.
 - `sibling_platforms`: CUDA and another accelerator tested side by side; `cuda_backend`: a
@@ -108,6 +111,7 @@ PRINCIPLES = {
     "imported-guard": "devlint.evidence.imported_guard",
     "launched-worker": "devlint.evidence.launched_worker",
     "hip-device": "devlint.evidence.hip_device",
+    "load-location": "devlint.evidence.load_location",
     "host-copy": "devlint.evidence.host_copy",
     "version-fallback": "devlint.evidence.version_fallback",
 }

@@ -13,7 +13,8 @@ from devlint.evidence.compared_value import compared_value_reason, resolved_devi
 from devlint.evidence.dead_value import dead_value_reason
 from devlint.evidence.dead_default import dead_default_reason
 from devlint.evidence.fake_tensor import fake_tensor_reason
-from devlint.evidence.hip_device import hip_device_reason
+from devlint.evidence.load_location import load_location_reason
+from devlint.evidence.hip_device import hip_device_reason, hip_scope_reason
 from devlint.evidence.mock_target import mock_target_reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.print_only import print_only_reason
@@ -94,9 +95,11 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
                        or build_query_reason(w.statement, facts.path, w.function))
             if printed:
                 return printed
-    return (facts.cuda_only_scope(node) or facts.cuda_only_callee(node)
+    return (facts.cuda_only_scope(node) or hip_scope_reason(facts, node)
+            or facts.cuda_only_callee(node)
             or dead_default_reason(facts, node) or abstract_default_reason(facts, node)
             or compared_value_reason(facts, node) or dead_value_reason(facts, node)
+            or load_location_reason(facts, node)
             or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
             or fake_tensor_reason(facts, node) or version_fallback_reason(facts, node))
 

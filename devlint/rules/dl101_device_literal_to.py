@@ -61,6 +61,8 @@ class DeviceLiteralTo(Rule):
         # the CUDA arm of a ladder written with a project's availability helpers
         Valid('if is_torch_npu_available():\n    x = x.to("npu")\n'
               'elif is_torch_cuda_available():\n    x = x.to("cuda")\n'),
+        # a function named for AMD's stack: "cuda" is the HIP device there (hip-device)
+        Valid('def forward_hip(self, x):\n    return self.kernel(x.to("cuda"))\n'),
         Valid("x = x.to(y.device)\n"),
         Valid("x = x.to(torch.float16)\n"),
         Valid('from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.to("cuda")\n'),
@@ -70,6 +72,11 @@ class DeviceLiteralTo(Rule):
         Valid('def f(x, y):\n    if y.device.type == "cuda":\n        x = x.to("cuda")\n'),
     ]
     invalid = [
+        # ... but not one whose name negates it or names another accelerator too
+        Invalid('def forward_non_hip(self, x):\n    return self.kernel(x.to("cuda"))\n',
+                'import torch\ndef forward_non_hip(self, x):\n    return self.kernel(x.to('
+                'torch.accelerator.current_accelerator() if torch.accelerator.is_available() '
+                'else "cpu"))\n'),
         # ... but a test that is only skipped somewhere still runs it
         Invalid('import pytest\n\n\ndef _run_new_torch(rank):\n    x = make().to("cuda")\n\n\n'
                 '@pytest.mark.skipif(OLD, reason="torch 1.12+")\ndef test_new_torch():\n'

@@ -57,6 +57,12 @@ class CudaOrCpuFallback(Rule):
     summary = "CUDA-or-CPU fallback ignores other accelerators"
 
     valid = [
+        # the fallback only says where a checkpoint is deserialized (load-location)
+        Valid('import torch\n\n\ndef convert(path, out):\n'
+              '    device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+              '    ckpt = torch.load(path, map_location=device)\n'
+              '    if "state_dict" in ckpt:\n        ckpt = ckpt["state_dict"]\n'
+              '    save(convert_keys(ckpt), out)\n'),
         Valid('d = "cuda" if is_cuda_alike() else "xpu"\n'),
         Valid('import torch\nn = 2 if torch.cuda.is_available() else 1\n'),
         Valid('d = "cpu" if args.cpu else "xpu"\n'),
@@ -69,6 +75,16 @@ class CudaOrCpuFallback(Rule):
         Valid('import torch\nd = ["cuda"] if torch.cuda.is_available() else ["xpu"]\n'),
     ]
     invalid = [
+        # ... but a loaded model that is then run runs on the CPU
+        Invalid('import torch\n\n\ndef run(path, x):\n'
+                '    device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+                '    model = torch.load(path, map_location=device)\n'
+                '    return model(x)\n',
+                'import torch\n\n\ndef run(path, x):\n'
+                '    device = torch.accelerator.current_accelerator().type if '
+                'torch.accelerator.is_available() else "cpu"\n'
+                '    model = torch.load(path, map_location=device)\n'
+                '    return model(x)\n'),
         Invalid('import torch\nd = "cuda" if torch.cuda.is_available() else "cpu"\n',
                 'import torch\n'
                 'd = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"\n'),

@@ -85,6 +85,10 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # a method named for AMD's stack is the ROCm arm of a dispatch: torch.cuda is ROCm's
+        # device module there (hip-device)
+        Valid("import torch\n\n\nclass Fp8Method:\n    def process_weights_hip_int4(self, layer):\n"
+              "        layer.w = shuffle(layer.w)\n        torch.cuda.empty_cache()\n"),
         # the fallback for a torch without torch.accelerator, dead where the project's torch
         # (here the vllm profile's pinned one) always has it (version-fallback)
         Valid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
@@ -200,6 +204,13 @@ class TorchCudaApi(Rule):
                 "and slow())\n",
                 "import torch\nOK = torch.accelerator.is_available() and not (is_sm_at_least_100() "
                 "and slow())\n"),
+        # a name that merely contains "hip" (chip), or a predicate on the ROCm path (is_hip_*),
+        # runs on every platform
+        Invalid("import torch\n\n\ndef load_chip(x):\n    torch.cuda.empty_cache()\n",
+                "import torch\n\n\ndef load_chip(x):\n    if torch.accelerator.is_available():\n"
+                "        torch.get_device_module().empty_cache()\n"),
+        Invalid("import torch\n\n\ndef is_hip_ready():\n    return torch.cuda.is_available()\n",
+                "import torch\n\n\ndef is_hip_ready():\n    return torch.accelerator.is_available()\n"),
         # ... without a declared torch floor the fallback may run on an old torch
         Invalid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
                 '            if hasattr(torch, "accelerator") else torch.cuda.current_device())\n',
