@@ -31,10 +31,19 @@ _MAX_HOPS = 3  # re-exports followed (`from .testing import require_cuda` in an 
 def gated_findings(project, results, key_of) -> dict:
     """{absolute path: {(start, code): Reason}} of the findings in bodies that an imported
     CUDA gate covers. key_of(root, top) -> (hash, fresh): the package key of the stage."""
+    return per_package(project, results, key_of, _NOT_GATED, "xgates", "gated", _file_gated)
+
+
+def per_package(project, results, key_of, never, suffix: str, field: str, file_answer) -> dict:
+    """{absolute path: {(start, code): Reason}}: `file_answer(project, path, result, deps)`
+    for each Python file with a finding whose code is not in `never`, grouped by package; the
+    answer per package is stored in the stage's memo directory (`<memo>.<suffix>.json`, under
+    `field`), keyed by the package key, the findings' places and the stats of the modules the
+    answers read (`deps`: path -> stat)."""
     packages: dict = {}
     for res in results:
         if res.diagnostics and res.path.endswith(".py") and any(
-                d.code not in _NOT_GATED for d in res.diagnostics):
+                d.code not in never for d in res.diagnostics):
             pkg = package_of(res.path)
             if pkg is not None:
                 packages.setdefault((pkg[0], pkg[1].split(".")[0]), []).append(res)
@@ -44,23 +53,25 @@ def gated_findings(project, results, key_of) -> dict:
         h.update(json.dumps([[r.path, sorted((d.start, d.code) for d in r.diagnostics)]
                              for r in found]).encode("utf-8", "surrogateescape"))
         memo = project.memo_file(root, top)
-        memo = memo and memo[:-len(".exempt.json")] + ".xgates.json"
+        memo = memo and memo[:-len(".exempt.json")] + f".{suffix}.json"
         stored = _read(memo) if memo and fresh else None
         if isinstance(stored, dict) and stored.get("key") == h.hexdigest() \
+                and isinstance(stored.get(field), dict) \
                 and _deps_unchanged(stored.get("deps", [])):
-            for path, gated in stored["gated"].items():
-                out[path] = {(start, code): Reason.from_dict(r) for start, code, r in gated}
+            for path, places in stored[field].items():
+                out[path] = {(start, code): Reason.from_dict(r) for start, code, r in places}
             continue
         deps: dict = {}
         answer = {}
         for res in found:
-            gated = _file_gated(project, os.path.abspath(res.path), res, deps)
-            if gated:
-                answer[os.path.abspath(res.path)] = gated
+            path = os.path.abspath(res.path)
+            places = file_answer(project, path, res, deps)
+            if places:
+                answer[path] = places
         if memo and fresh:
             from devlint.engine.project.store import _write_json
 
-            _write_json(memo, {"key": h.hexdigest(), "deps": sorted(deps.items()), "gated": {
+            _write_json(memo, {"key": h.hexdigest(), "deps": sorted(deps.items()), field: {
                 p: [[s, c, r.to_dict()] for (s, c), r in g.items()]
                 for p, g in answer.items()}})
         out.update(answer)

@@ -12,14 +12,12 @@ modules' stats)."""
 from __future__ import annotations
 
 import ast
-import json
 import os
 
 from devlint.engine.project.package import package_of
 from devlint.engine.project.xgates import (
-    _MAX_HOPS, _deps_unchanged, _locate, _read, _stat, imported_names,
+    _MAX_HOPS, _locate, _stat, imported_names, per_package,
 )
-from devlint.evidence import Reason
 from devlint.evidence.imported_guard import producer_reason
 
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
@@ -29,41 +27,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def guarded_findings(project, results, key_of) -> dict:
     """{absolute path: {(start, code): Reason}} of the findings under a test of a value an
     imported producer makes only on CUDA."""
-    packages: dict = {}
-    for res in results:
-        if res.diagnostics and res.path.endswith(".py") and any(
-                d.code not in _NEVER for d in res.diagnostics):
-            pkg = package_of(res.path)
-            if pkg is not None:
-                packages.setdefault((pkg[0], pkg[1].split(".")[0]), []).append(res)
-    out = {}
-    for (root, top), found in packages.items():
-        h, fresh = key_of(root, top)
-        h.update(json.dumps([[r.path, sorted((d.start, d.code) for d in r.diagnostics)]
-                             for r in found]).encode("utf-8", "surrogateescape"))
-        memo = project.memo_file(root, top)
-        memo = memo and memo[:-len(".exempt.json")] + ".xguards.json"
-        stored = _read(memo) if memo and fresh else None
-        if isinstance(stored, dict) and stored.get("key") == h.hexdigest() \
-                and _deps_unchanged(stored.get("deps", [])):
-            for path, gated in stored["guarded"].items():
-                out[path] = {(start, code): Reason.from_dict(r) for start, code, r in gated}
-            continue
-        deps: dict = {}
-        answer = {}
-        for res in found:
-            path = os.path.abspath(res.path)
-            guarded = _file_guarded(project, path, res, deps)
-            if guarded:
-                answer[path] = guarded
-        if memo and fresh:
-            from devlint.engine.project.store import _write_json
-
-            _write_json(memo, {"key": h.hexdigest(), "deps": sorted(deps.items()),
-                               "guarded": {p: [[s, c, r.to_dict()] for (s, c), r in g.items()]
-                                           for p, g in answer.items()}})
-        out.update(answer)
-    return out
+    return per_package(project, results, key_of, _NEVER, "xguards", "guarded", _file_guarded)
 
 
 def _file_guarded(project, path: str, res, deps: dict) -> dict:
