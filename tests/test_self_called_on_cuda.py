@@ -75,3 +75,16 @@ def test_still_reported(caller):
     else:
         text = _CLASS + caller
     assert _codes(text) == ["DL103", "DL401"]
+
+
+def test_private_class_built_in_a_method_run_only_on_cuda():
+    # cuda-value's private class, constructed in a private method that runs only on CUDA
+    text = ("import torch\n\n\nclass _Call:\n    def __init__(self):\n"
+            "        self.ready = torch.cuda.Event()\n\n\n"
+            "class Layer:\n    def _overlap(self):\n        return _Call()\n\n"
+            "    def forward(self):\n        if is_cuda() and is_sm120():\n"
+            "            return self._overlap()\n        return None\n")
+    assert _codes(text) == []
+    # ... and reported where the method also runs elsewhere
+    assert _codes(text.replace("        return None\n", "        return self._overlap()\n")) \
+        == ["DL402"]

@@ -17,7 +17,8 @@ methods of its class or of a class of the same file derived from it, each call u
 that establishes CUDA (an `if`, an early `if not is_cuda(): return`, an `assert`, a
 conditional expression, a test of a value made only on CUDA: the tests `cuda-value` reads),
 or from another such private method that itself runs on CUDA only by this rule, runs only on
-CUDA: its body is exempt like code under the test. Evidence: the first call's test
+CUDA: its body is exempt like code under the test, and a private class or function of the
+file (`cuda-value`) constructed or called there counts as used under that test. Evidence: the first call's test
 (file:line). It extends `cuda-value`'s private module-level functions and classes, and the
 project stage's `only-called-on-cuda` (module-level functions), to methods.
 Limits: every mention of the name in the file must be such a call (one passed on as a value,
