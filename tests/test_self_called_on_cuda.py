@@ -88,3 +88,14 @@ def test_private_class_built_in_a_method_run_only_on_cuda():
     # ... and reported where the method also runs elsewhere
     assert _codes(text.replace("        return None\n", "        return self._overlap()\n")) \
         == ["DL402"]
+
+
+def test_a_test_that_is_a_finding_establishes_nothing_for_the_callee():
+    # `device.type == "cuda"` is DL202's finding; its fix lets the other accelerators reach
+    # `_measure`, whose findings stay (cross corpus 074, bitsandbytes `Params4bit._quantize`)
+    text = _CLASS + "    def to(self, device):\n        if device.type == 'cuda':\n" \
+                    "            return self._measure()\n        return self\n"
+    assert _codes(text) == ["DL103", "DL202", "DL401"]
+    text = _CLASS + "    def to(self, x):\n        if x.is_cuda:\n" \
+                    "            return self._measure()\n        return self\n"
+    assert "DL103" in _codes(text)

@@ -79,6 +79,8 @@ class MethodUses:
                     and cls.name in family and fn in cls.body):
                 return None  # called on another object, passed on, stored, nested def
             where = self._position(fn.body, ref, fn, cls)
+            if where is not _MISSING and where is not None and _reported_test(where[1]):
+                return None  # the test is a finding itself: its fix lets other devices in
             if where is _MISSING or where is None or where[0] is None:
                 where = self._through_private(cls, fn, depth)
                 if where is None:
@@ -104,3 +106,22 @@ class MethodUses:
 class _Line:
     def __init__(self, line):
         self.lineno = line
+
+
+def _reported_test(evidence) -> bool:
+    """Whether the test at `evidence` (an `if`, `assert`, conditional expression or `and`
+    operand) asks where a device or tensor is (`device.type == "cuda"`, `x.is_cuda`): DL202
+    reports it ("picks the CPU path on every non-CUDA accelerator"), and its fix
+    (`device.type != "cpu"`) sends the other accelerators to the callee too (cross corpus 074:
+    `Params4bit._quantize`, reached under `device.type == "cuda"`, fixed upstream)."""
+    test = getattr(evidence, "test", evidence)
+    if not isinstance(test, ast.AST):
+        return False
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and n.attr == "is_cuda":
+            return True
+        if isinstance(n, ast.Compare) and any(
+                isinstance(x, ast.Constant) and isinstance(x.value, str)
+                and x.value.split(":")[0] == "cuda" for x in (n.left, *n.comparators)):
+            return True
+    return False

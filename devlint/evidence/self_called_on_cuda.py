@@ -21,7 +21,9 @@ CUDA: its body is exempt like code under the test, and a private class or functi
 file (`cuda-value`) constructed or called there counts as used under that test. Evidence: the first call's test
 (file:line). It extends `cuda-value`'s private module-level functions and classes, and the
 project stage's `only-called-on-cuda` (module-level functions), to methods.
-Limits: every mention of the name in the file must be such a call (one passed on as a value,
+Limits: a test that is itself a finding (`device.type == "cuda"`, `x.is_cuda`: DL202 reports
+it, and its fix sends the other accelerators to the method too) establishes nothing for it;
+every mention of the name in the file must be such a call (one passed on as a value,
 `getattr(self, "_name")`, a string naming it, an assignment in a class body, a call on
 another object, keeps the findings); a subclass or caller in another module is not seen
 (the leading `_` says there is none, as for `cuda-value`'s private functions); a test that
