@@ -99,3 +99,9 @@ def test_a_test_that_is_a_finding_establishes_nothing_for_the_callee():
     text = _CLASS + "    def to(self, x):\n        if x.is_cuda:\n" \
                     "            return self._measure()\n        return self\n"
     assert "DL103" in _codes(text)
+
+
+def test_a_platform_query_named_is_cuda_establishes_cuda():
+    text = _CLASS + "    def run(self):\n        if not current_platform.is_cuda():\n" \
+                    "            return None\n        return self._measure()\n"
+    assert _codes(text) == []

@@ -117,9 +117,10 @@ def _reported_test(evidence) -> bool:
     test = getattr(evidence, "test", evidence)
     if not isinstance(test, ast.AST):
         return False
+    called = {id(n.func) for n in ast.walk(test) if isinstance(n, ast.Call)}
     for n in ast.walk(test):
-        if isinstance(n, ast.Attribute) and n.attr == "is_cuda":
-            return True
+        if isinstance(n, ast.Attribute) and n.attr == "is_cuda" and id(n) not in called:
+            return True  # the tensor's property; `platform.is_cuda()` is a platform query
         if isinstance(n, ast.Compare) and any(
                 isinstance(x, ast.Constant) and isinstance(x.value, str)
                 and x.value.split(":")[0] == "cuda" for x in (n.left, *n.comparators)):
