@@ -8,6 +8,7 @@ import bisect
 
 from devlint.analysis.flow import ValueFlow
 from devlint.analysis.flow_uses import PrivateUses
+from devlint.analysis.method_uses import MethodUses
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
@@ -26,7 +27,7 @@ from devlint.evidence.platform_ladder import (
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 
 
-class Descent(GuardTests, ValueFlow, PrivateUses):
+class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -143,7 +144,9 @@ class Descent(GuardTests, ValueFlow, PrivateUses):
                 (self.module_gate if stmt.name not in called_at_import(self.f.tree) else None)
                 if where.level == "module" else
                 self._method_gate(where.klass, stmt.name) if where.level == "class" else None
-            ) or (not where.guarded and where.level == "module" and self.used_on_cuda(stmt))
+            ) or (not where.guarded and where.level == "module" and self.used_on_cuda(stmt)) \
+                or (not where.guarded and where.level == "class"  # self-called-on-cuda
+                    and self.method_used_on_cuda(where.klass, stmt))
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)

@@ -120,6 +120,8 @@ class PrivateUses:
             if fn is None or not (isinstance(parent, ast.Call) and parent.func is ref):
                 return None  # module-level or class-level use, or passed on as a value
             where = self._position(fn.body, ref, fn, cls)
+            if where is None and cls is not None:  # in a private method run only on CUDA
+                where = self._through_private(cls, fn, 0)  # (self-called-on-cuda)
             if where is _MISSING or where is None:
                 return None
             found.append(where)

@@ -114,6 +114,7 @@ PRINCIPLES = {
     "load-location": "devlint.evidence.load_location",
     "host-copy": "devlint.evidence.host_copy",
     "version-fallback": "devlint.evidence.version_fallback",
+    "self-called-on-cuda": "devlint.evidence.self_called_on_cuda",
 }
 
 

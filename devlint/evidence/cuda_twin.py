@@ -6,10 +6,22 @@ for generic code and the CUDA one for code that needs CUDA. Evidence: the generi
 in the same module or class (file:line), whose name is the CUDA one's with `gpu`/`cuda`
 replaced by `accelerator`/`device` (plural kept), or, for a per-platform dispatch, `cuda`
 replaced by another platform or `native` (`forward_cuda` next to `forward_native`).
+The generic twin may also be defined by a base class of the method's class, in the file or in
+another project module (`forward_cuda` of a class derived from a dispatcher that defines
+`forward_native`; the project stage resolves the base through the file's imports,
+`devlint.engine.project.xtwins`, evidence: the twin's `def`); a private method of the class
+that the file mentions only as `self._m(...)` calls inside such arms (or inside methods
+established so) runs only there.
 Also a stand-in for torch's own CUDA API: a function the module assigns over it
 (`torch.Tensor.cuda = _checked_cuda`) implements that API, whose meaning is CUDA (evidence: the
 assignment).
-Limits: the twin must be defined in the same module or class, not merely imported; a function
+Limits: the twin must be defined in the same module or class, or in a base class the stage
+resolves (a `Name` base imported with `from M import Base` from a project module, re-exports
+and the base's own bases followed a few hops; an attribute base `mod.Base`, a base from
+outside the project, a relative import in a namespace package is not followed), not merely
+imported; a private method also mentioned anywhere else in the file (another class, a
+string, a callback) keeps its findings, and a caller in another module is not seen (the
+leading `_` says there is none); a function
 named after CUDA with no generic twin is judged by its body like any other; a stand-in must be
 assigned over a `torch` name holding `cuda` (`torch.Tensor.cuda`, `torch.cuda.synchronize`).
 """

@@ -89,6 +89,12 @@ class TorchCudaApi(Rule):
         # device module there (hip-device)
         Valid("import torch\n\n\nclass Fp8Method:\n    def process_weights_hip_int4(self, layer):\n"
               "        layer.w = shuffle(layer.w)\n        torch.cuda.empty_cache()\n"),
+        # a private method called only through `self` after an early exit that leaves only
+        # CUDA (self-called-on-cuda)
+        Valid("import torch\n\n\nclass Worker:\n    def _peak(self):\n"
+              "        torch.cuda.reset_peak_memory_stats()\n\n"
+              "    def prewarm(self):\n        if not current_platform.is_cuda():\n"
+              "            return None\n        return self._peak()\n"),
         # the fallback for a torch without torch.accelerator, dead where the project's torch
         # (here the vllm profile's pinned one) always has it (version-fallback)
         Valid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
@@ -199,6 +205,16 @@ class TorchCudaApi(Rule):
               "      and (is_sm_at_least_100() and cuda_at_least(12, 8)) or is_MI350())\n"),
     ]
     invalid = [
+        # a private method also called without a CUDA test (self-called-on-cuda's limit)
+        Invalid("import torch\n\n\nclass Worker:\n    def _peak(self):\n"
+                "        torch.cuda.synchronize()\n\n"
+                "    def prewarm(self):\n        if current_platform.is_cuda():\n"
+                "            self._peak()\n        self._peak()\n",
+                "import torch\n\n\nclass Worker:\n    def _peak(self):\n"
+                "        if torch.accelerator.is_available():\n"
+                "            torch.accelerator.synchronize()\n\n"
+                "    def prewarm(self):\n        if current_platform.is_cuda():\n"
+                "            self._peak()\n        self._peak()\n"),
         # ... not a negated one: `not (a and b)` is no conjunction with the CUDA test
         Invalid("import torch\nOK = torch.cuda.is_available() and not (is_sm_at_least_100() "
                 "and slow())\n",

@@ -101,9 +101,14 @@ def _exemptions(results, project: Project) -> dict:
 
     from devlint.engine.project.xworkers import worker_findings
 
+    # --- dispatch arms whose twin a base class of another module defines (xtwins) ---
+    from devlint.engine.project.xtwins import twin_arm_findings
+    # --- end dispatch arms ---
+
     for found in (gated_findings(project, results, key_of),
                   guarded_findings(project, results, key_of),
-                  worker_findings(project, results)):
+                  worker_findings(project, results),
+                  twin_arm_findings(project, results)):
         for path, gated in found.items():
             ex = out.setdefault(path, Exemption())
             ex.gated = {**gated, **ex.gated}
