@@ -7,20 +7,12 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from devlint.evidence import calls_cuda_only
-
-
-def run(*args, cwd):
-    env = dict(os.environ)
-    env.pop("DEVLINT_OUTPUT_FORMAT", None)
-    return subprocess.run([sys.executable, "-m", "devlint", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env)
+from _cli import run
 
 
 def write(root, files: dict, packages=("pkg",)):

@@ -6,29 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
-
-
-def run(*args, cwd):
-    env = dict(os.environ)
-    env.pop("DEVLINT_OUTPUT_FORMAT", None)
-    return subprocess.run([sys.executable, "-m", "devlint", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env)
+from _cli import run, write_package
 
 
 def write(root, files: dict):
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        for d in [p.parent, *p.parent.parents]:
-            if d == root:
-                break
-            (d / "__init__.py").touch()
-        p.write_text(textwrap.dedent(text))
+    write_package(root, files, dedent=True)
 
 
 def findings(root, *paths, extra=("--no-cache",)):

@@ -10,24 +10,11 @@ import sys
 import textwrap
 
 import pytest
-
-
-def run(*args, cwd):
-    env = dict(os.environ)
-    env.pop("DEVLINT_OUTPUT_FORMAT", None)
-    return subprocess.run([sys.executable, "-m", "devlint", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env)
+from _cli import run, write_package
 
 
 def write(root, files: dict):
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        for d in [p.parent, *p.parent.parents]:
-            if d == root:
-                break
-            (d / "__init__.py").touch()
-        p.write_text(text)
+    write_package(root, files, dedent=False)
 
 
 def findings(root, *paths, extra=("--no-cache",)):

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from _cli import run
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -23,13 +22,6 @@ MODEL = textwrap.dedent("""\
     """)
 CUDA_UTILS = 'DEVICE = "cuda"\n'
 KERNEL = 'import cupy\nimport torch\n\nx = torch.zeros(2, device="cuda")\ntorch.cuda.synchronize()\n'
-
-
-def run(*args, cwd):
-    env = dict(os.environ)
-    env.pop("DEVLINT_OUTPUT_FORMAT", None)
-    return subprocess.run([sys.executable, "-m", "devlint", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env)
 
 
 @pytest.fixture
