@@ -188,8 +188,18 @@ class DeviceLiteralArgument(Rule):
               'def _maybe_sm100(fn):\n    for mark in requires_sm100:\n        fn = mark(fn)\n'
               '    return fn\n\n\n'
               '@_maybe_sm100\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
+        Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
+              'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
     ]
     invalid = [
+        # a benchmark of a Triton kernel (Triton runs on other accelerators too)
+        Invalid('import torch\nfrom pkg.kernels import triton_pad\n\n'
+                'device = torch.device("cuda")\n',
+                'import torch\nfrom pkg.kernels import triton_pad\n\n'
+                'device = torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else torch.device("cpu")\n',
+                path="benchmarks/bench_pad.py"),
         # a decorator function whose marks require no GPU (a torch version) gates nothing
         Invalid('import pytest, torch\n'
                 'requires_new = [pytest.mark.skipif(not torch_version_at_least("2.10"), '
