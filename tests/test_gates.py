@@ -229,3 +229,23 @@ def test_an_availability_gate_applied_by_a_decorator_function_is_the_finding():
             + "\n\ndef test_b():\n" + BODY)
     assert rows(text, code="DL203") == [4]
     assert rows(text, code="DL103") == last_body(text)
+
+
+def test_an_availability_gate_stacked_with_a_gpu_kernel_library_gate():
+    # the test exercises the library's GPU path (`gate_stacks`: NVIDIA/AMD GPU kernels only),
+    # on the same test, through every parametrised value's marks, or in the same `or`; a
+    # library that runs anywhere, or one value of several without it, asks for no GPU
+    gate = "@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+    text = (HEAD + gate + "@pytest.mark.skipif(not _is_mslk_available(), reason='mslk')\n"
+            "def test_a():\n    pass\n\n\n" + gate +
+            "@pytest.mark.parametrize('c', [pytest.param(1, marks=pytest.mark.skipif("
+            "not is_mslk_available(), reason='m'))])\ndef test_b(c):\n    pass\n\n\n"
+            "@pytest.mark.skipif(not torch.cuda.is_available() or not is_xformers_available(),"
+            " reason='x')\ndef test_c():\n    pass\n\n\n" + gate +
+            "@pytest.mark.skipif(not is_scipy_available(), reason='scipy')\n"
+            "def test_d():\n    pass\n\n\n" + gate +
+            "@pytest.mark.parametrize('c', [pytest.param(1, marks=pytest.mark.skipif("
+            "not is_mslk_available(), reason='m')), 2])\ndef test_e(c):\n    pass\n")
+    gates = [i for i, line in enumerate(text.splitlines(), 1)
+             if line.startswith("@pytest.mark.skipif(not torch.cuda")]
+    assert rows(text, code="DL203") == gates[-2:]
