@@ -59,6 +59,7 @@ def test_what_a_benchmark_path_is():
     assert is_benchmark_path("pkg/kernels/bench_pad.py")
     assert is_benchmark_path("pkg/perf/pad_benchmark.py")
     assert is_benchmark_path("pkg/float8/float8_roofline.py")
+    assert not is_benchmark_path("/home/u/benchmarks/a/b/c/d/e/pkg/moe/pad.py")
     assert not is_benchmark_path("benchmarks/tests/test_pad.py")
     assert not is_benchmark_path("pkg/moe/pad.py")
 

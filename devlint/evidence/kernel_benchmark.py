@@ -14,7 +14,7 @@ for its CUDA implementation (`fused_unpad_token_groups_cuda`, `mxfp8_quantize_cu
 serve that kernel, which runs on no other accelerator; a generic baseline timed beside it
 (`torch_unpad_token_groups`) is the reference it is measured against.
 Evidence (a `Reason("kernel-benchmark", ...)`, file:line of the import): a benchmark module
-(in a `benchmarks`/`benchmark`/`bench` folder, or named `bench*`, `benchmark*`, `*_bench`,
+(in a `benchmarks`/`benchmark`/`bench` folder among its five nearest, or named `bench*`, `benchmark*`, `*_bench`,
 `*roofline*`; never a test module) whose unconditional top-level `import`/`from ... import`
 names such a kernel: the module's last part or an imported name holding a word of
 cuda_only.toml's `stems` (or its `[cuda_alike]` stems) as a `_`-separated part, or an
@@ -63,7 +63,9 @@ def is_benchmark_path(path: str) -> bool:
     if is_test_path(parts):
         return False
     stem = parts[-1].rsplit(".", 1)[0]
-    return bool(_BENCH_STEM.search(stem)) or any(p in _BENCH_FOLDERS for p in parts[:-1])
+    # the folder among the file's nearest ones: a checkout under `~/benchmarks/` makes no
+    # file of the project a benchmark
+    return bool(_BENCH_STEM.search(stem)) or any(p in _BENCH_FOLDERS for p in parts[-6:-1])
 
 
 def _cuda_qualified(name: str) -> bool:
