@@ -35,7 +35,9 @@ def test_what_names_no_cuda_only_kernel_keeps_the_findings():
                     "from pkg.random import model_parallel_cuda_manual_seed",
                     "from pkg.utils import is_ROCM",
                     "from pkg.formats.nvfp4_tensor import NVFP4Tensor",
-                    "from pkg.graphs import full_cuda_graph"):
+                    "from pkg.graphs import full_cuda_graph",
+                    # a dispatch between a Triton kernel and DeepGEMM (dev corpus 064)
+                    "from pkg.moe.triton_deep_gemm_moe import TritonOrDeepGemmExperts"):
         assert codes(imports) == ["DL103", "DL401"], imports
 
 

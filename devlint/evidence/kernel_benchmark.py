@@ -24,7 +24,9 @@ Limits: a test module is never CUDA-only by its imports (they gate some tests); 
 under `try`/`if` is optional; `cuda` about the device rather than the kernel is no kernel
 (`benchmark_cuda_function_in_microseconds`, `to_cuda`, `cuda_device_count`,
 `model_parallel_cuda_manual_seed`), nor are CUDA graphs (torch.xpu.XPUGraph); a Triton kernel
-(`triton_mxfp8_dequant`) is no CUDA-only stack; a library module importing such a kernel
+(`triton_mxfp8_dequant`) is no CUDA-only stack, nor is a name that also names a portable
+kernel (`triton_deep_gemm_moe`: a dispatch between the two; vLLM's benchmark_moe.py importing
+it was made device-generic upstream, dev corpus 064); a library module importing such a kernel
 dispatches among backends and is judged by `cuda-only-module` and `cuda-only-scope`.
 """
 from __future__ import annotations
@@ -53,6 +55,10 @@ _NOT_KERNELS = re.compile(r"(?:^|_)(?:collect_env|nvfp4)(?:_|$)")
 # imports one compares platforms (`NVSHMEMCopyService` beside `GlooCopyService`)
 _OTHER_PLATFORM = frozenset({"gloo", "cpu", "xpu", "npu", "hpu", "mps", "musa", "mlu", "hccl",
                              "xccl", "ccl", "oneccl", "habana", "ascend", "neuron", "tpu"})
+# kernels that run on other accelerators too: a name that also names one of them is a
+# dispatch between it and the CUDA-only stack (vLLM's `triton_deep_gemm_moe`: its benchmark
+# was made device-generic upstream, dev corpus 064)
+_PORTABLE = frozenset({"triton", "torch", "native", "ref", "reference", "generic", "eager"})
 _DEVICE_VERBS = frozenset({"to", "get", "set", "move", "is", "has", "use", "on", "with"})
 
 
@@ -88,6 +94,8 @@ def _kernel_word(name: str) -> bool:
     if name.lstrip("_").lower().startswith(_AVAILABILITY_PREFIXES):
         return False  # `is_ROCM`, `has_cutlass`: a query that picks among platforms
     parts = [p for p in name.lower().split("_") if p]
+    if _PORTABLE & set(parts):
+        return False  # `triton_deep_gemm_moe`: a dispatch that also has a portable kernel
     rest = "_".join(p for p in parts if p != "cuda")
     if rest and not _NOT_KERNELS.search(rest) and any(_names_cuda_stem(stem_re, rest)
                     for _, stem_re, _ in _cuda_only_defaults()[:2]):
