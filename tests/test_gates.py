@@ -199,3 +199,53 @@ def test_a_function_called_at_import_is_not_under_the_module_gate():
     assert rows(text, code="DL103") == last_body(text)
     fixed = devlint.fix_source(text, path="tests/test_k.py", unsafe=True)[0]
     assert "torch.accelerator.is_available()" in fixed
+
+
+def test_a_list_of_marks_applied_by_a_decorator_function_of_the_module():
+    # the same gate as the inline one: `@_maybe_sm100` applies `requires_sm100`'s marks; a
+    # decorator function that applies a torch-version mark, or does anything else, gates nothing
+    text = (HEAD + "requires_sm100 = [\n"
+            "    pytest.mark.skipif(not has_triton(), reason='triton'),\n"
+            "    pytest.mark.skipif(not is_sm_at_least_100(), reason='SM100')]\n"
+            "requires_new = [pytest.mark.skipif(not torch_version_at_least('2.10'), reason='x')]"
+            "\n\n\ndef _maybe_sm100(fn):\n    for mark in requires_sm100:\n        fn = mark(fn)\n"
+            "    return fn\n\n\ndef _sm100_once(fn):\n"
+            "    return pytest.mark.skipif(not is_sm_at_least_100(), reason='SM100')(fn)\n\n\n"
+            "def _maybe_new(fn):\n    for mark in requires_new:\n        fn = mark(fn)\n"
+            "    return fn\n\n\ndef _logged(fn):\n    print(fn.__name__)\n"
+            "    return requires_sm100[1](fn)\n\n\n"
+            "@_maybe_sm100\ndef test_a():\n" + BODY + "\n\n@_sm100_once\ndef test_b():\n" + BODY
+            + "\n\n@_maybe_new\ndef test_c():\n" + BODY + "\n\n@_logged\ndef test_d():\n" + BODY)
+    lines = [i for i, line in enumerate(text.splitlines(), 1) if "device='cuda'" in line]
+    assert rows(text, code="DL103") == lines[2:]
+
+
+def test_an_availability_gate_applied_by_a_decorator_function_is_the_finding():
+    # `@_maybe_gpu` applies a CUDA-availability mark: the mark is the finding (DL203) and the
+    # test's body runs only past it, as under `@pytest.mark.skipif(...)` written inline
+    text = (HEAD + "requires_gpu = [pytest.mark.skipif(not torch.cuda.is_available(), "
+            "reason='CUDA')]\n\n\ndef _maybe_gpu(fn):\n    for mark in requires_gpu:\n"
+            "        fn = mark(fn)\n    return fn\n\n\n@_maybe_gpu\ndef test_a():\n" + BODY
+            + "\n\ndef test_b():\n" + BODY)
+    assert rows(text, code="DL203") == [4]
+    assert rows(text, code="DL103") == last_body(text)
+
+
+def test_an_availability_gate_stacked_with_a_gpu_kernel_library_gate():
+    # the test exercises the library's GPU path (`gate_stacks`: NVIDIA/AMD GPU kernels only),
+    # on the same test, through every parametrised value's marks, or in the same `or`; a
+    # library that runs anywhere, or one value of several without it, asks for no GPU
+    gate = "@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+    text = (HEAD + gate + "@pytest.mark.skipif(not _is_mslk_available(), reason='mslk')\n"
+            "def test_a():\n    pass\n\n\n" + gate +
+            "@pytest.mark.parametrize('c', [pytest.param(1, marks=pytest.mark.skipif("
+            "not is_mslk_available(), reason='m'))])\ndef test_b(c):\n    pass\n\n\n"
+            "@pytest.mark.skipif(not torch.cuda.is_available() or not is_xformers_available(),"
+            " reason='x')\ndef test_c():\n    pass\n\n\n" + gate +
+            "@pytest.mark.skipif(not is_scipy_available(), reason='scipy')\n"
+            "def test_d():\n    pass\n\n\n" + gate +
+            "@pytest.mark.parametrize('c', [pytest.param(1, marks=pytest.mark.skipif("
+            "not is_mslk_available(), reason='m')), 2])\ndef test_e(c):\n    pass\n")
+    gates = [i for i, line in enumerate(text.splitlines(), 1)
+             if line.startswith("@pytest.mark.skipif(not torch.cuda")]
+    assert rows(text, code="DL203") == gates[-2:]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
-from devlint.evidence.capability import module_names, requiring_mark
+from devlint.evidence.capability import applied_mark, module_names, requiring_mark
 from devlint.evidence.capability_gate import capability_reason
 from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
@@ -271,9 +271,7 @@ class GuardTests:
 
     def _gate_among(self, decorators):
         """The Reason of the first of `decorators` (or marks) that is such a gate."""
-        for d in decorators:
-            if isinstance(d, ast.Name) and d.id in self.bound_marks:
-                d = self.bound_marks[d.id]  # `@requires_hopper`, bound to a skip mark
+        for d in self._bound_among(decorators):
             target = d.func if isinstance(d, ast.Call) else d
             name = target.attr if isinstance(target, ast.Attribute) else \
                 getattr(target, "id", "")
@@ -350,12 +348,36 @@ class GuardTests:
     def _bound_marks(self, body):
         """Skip marks bound to a name at module level (`requires_hopper =
         pytest.mark.skipif(<cap != (9, 0)>, ...)`, then `@requires_hopper`): the decorator is
-        the mark. The gate's evidence is the mark's line."""
+        the mark. So is a list of marks so bound (`requires_gpu = [skipif(...), ...]`), and a
+        decorator function that only applies marks (`def _maybe_gpu(fn): for m in
+        requires_gpu: fn = m(fn); return fn`: `evidence.capability.applied_mark`). The gate's
+        evidence is the mark's line."""
         for st in body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 \
                     and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.Call) \
                     and _called_name(st.value) in SKIP_IF | SKIP_UNLESS:
                 self.bound_marks[st.targets[0].id] = st.value
+            elif isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name) \
+                    and isinstance(st.value, (ast.List, ast.Tuple)) and st.value.elts \
+                    and all(_called_name(v) in SKIP_IF | SKIP_UNLESS if isinstance(v, ast.Call)
+                            else isinstance(v, ast.Name) and v.id in self.bound_marks
+                            for v in st.value.elts):
+                self.bound_marks[st.targets[0].id] = st.value
+            elif isinstance(st, _FUNCS):
+                mark = applied_mark(st, self.bound_marks)
+                if mark is not None:
+                    self.bound_marks[st.name] = mark
+
+    def _bound_among(self, decorators, depth=0):
+        """`decorators` with the names bound to marks (or lists of marks) replaced by them."""
+        for d in decorators:
+            if isinstance(d, ast.Name) and d.id in self.bound_marks:
+                d = self.bound_marks[d.id]  # `@requires_hopper`, bound to a skip mark
+            if isinstance(d, (ast.List, ast.Tuple)) and depth < 3:
+                yield from self._bound_among(d.elts, depth + 1)
+            else:
+                yield d
 
     def _establishes_quietly(self, test, where=None) -> bool:
         """A test that establishes CUDA when true and is no finding itself (a platform query,

@@ -115,6 +115,7 @@ PRINCIPLES = {
     "host-copy": "devlint.evidence.host_copy",
     "version-fallback": "devlint.evidence.version_fallback",
     "self-called-on-cuda": "devlint.evidence.self_called_on_cuda",
+    "kernel-benchmark": "devlint.evidence.kernel_benchmark",
 }
 
 

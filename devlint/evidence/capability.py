@@ -15,7 +15,11 @@ that merely picks a kernel inside generic code exempts nothing here.
 Names are resolved through the module's own top-level statements (`ModuleNames`, static, one
 pass in order): a flag assigned from a capability test (`_IS_BLACKWELL = torch.cuda.
 get_device_properties(0).major >= 10`), a skip mark bound to a name (`requires_hopper =
-pytest.mark.skipif(...)`, `_skip_no_triton`), a list of `pytest.param(..., marks=<such a
+pytest.mark.skipif(...)`, `_skip_no_triton`), a list of skip marks so bound one of which
+requires it (`requires_sm100 = [skipif(not has_triton()), skipif(not is_sm_at_least_100())]`),
+a decorator function that only applies such marks to the test it decorates (`def
+_maybe_sm100(fn): for mark in requires_sm100: fn = mark(fn); return fn`: `applied_mark`; the
+gate is the same, named), a list of `pytest.param(..., marks=<such a
 mark>)` every value of which is gated, a helper that returns true only past a capability test
 (`def _is_fp8_sdpa_available(): if get_device_capability() != (9, 0): return False ...`), and
 a skip-reason helper that returns a reason unless the capability is met (`def
@@ -91,6 +95,10 @@ def module_names(tree) -> ModuleNames:
                 names.helpers.add(st.name)
             elif _reason_unless_met(st.body, names):
                 names.reason_funcs.add(st.name)
+            else:
+                mark = applied_mark(st, names.marks)
+                if mark is not None and requiring_mark(mark, names):
+                    names.marks[st.name] = mark  # `@_maybe_sm100`, a decorator of marks
         elif isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
@@ -102,6 +110,8 @@ def module_names(tree) -> ModuleNames:
             elif isinstance(value, (ast.List, ast.Tuple)):
                 if _all_params_gated(value, names):
                     names.params.add(name)
+                elif _all_skip_marks(value, names.marks) and requiring_mark(value, names):
+                    names.marks[name] = value  # `requires_sm100 = [skipif(...), ...]`
             elif met_if_true(value, names):
                 names.flags.add(name)
             elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
@@ -112,6 +122,85 @@ def module_names(tree) -> ModuleNames:
     except AttributeError:
         pass
     return names
+
+
+def _is_skip_mark(node, bound) -> bool:
+    """A skip mark call (`pytest.mark.skipif(...)`, `unittest.skipUnless(...)`) or a name
+    `bound` to one (or to a list of them)."""
+    if isinstance(node, ast.Name):
+        return node.id in bound
+    return isinstance(node, ast.Call) and _name(node.func) in _SKIP_IF | _SKIP_UNLESS
+
+
+def _all_skip_marks(values, bound) -> bool:
+    return bool(values.elts) and all(_is_skip_mark(v, bound) for v in values.elts)
+
+
+def applied_mark(fn, bound: dict):
+    """The skip marks a module-level decorator function applies to the function it decorates,
+    as one expression (a mark, or a list of them), else None: `def _maybe_sm100(fn): for mark
+    in requires_sm100: fn = mark(fn); return fn`, `return requires_sm100(fn)`, `return
+    pytest.mark.skipif(...)(fn)`, the marks `bound` to names at module level resolved. The
+    decorated test is the one the marks would decorate: the same gate, named. Limits: the
+    function must take the decorated function as its one parameter, hand it to nothing but
+    marks and return it (or a mark applied to it); a body doing anything else is a wrapper
+    whose effect is not read."""
+    args = fn.args
+    if len(args.args) != 1 or args.vararg or args.kwarg or args.kwonlyargs \
+            or args.posonlyargs or fn.decorator_list:
+        return None
+    param = args.args[0].arg
+    loops: dict = {}  # loop variable -> the list of marks it runs over
+    applied: list = []
+
+    def mark_of(func):
+        if isinstance(func, ast.Name) and func.id in loops:
+            return loops[func.id]
+        if isinstance(func, ast.Name) and func.id in bound:
+            return bound[func.id]
+        return func if _is_skip_mark(func, bound) and isinstance(func, ast.Call) else None
+
+    def application(value) -> bool:
+        """`<mark>(param)`: records the mark."""
+        if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords
+                and isinstance(value.args[0], ast.Name) and value.args[0].id == param):
+            return False
+        mark = mark_of(value.func)
+        if mark is not None:
+            applied.append(mark)
+        return mark is not None
+
+    def statements(body) -> bool:
+        for st in body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                    and isinstance(st.targets[0], ast.Name) and st.targets[0].id == param \
+                    and application(st.value):
+                continue
+            if isinstance(st, ast.For) and isinstance(st.target, ast.Name) and not st.orelse:
+                it = st.iter
+                marks = bound.get(it.id) if isinstance(it, ast.Name) else it \
+                    if isinstance(it, (ast.List, ast.Tuple)) and _all_skip_marks(it, bound) \
+                    else None
+                if marks is None:
+                    return False
+                loops[st.target.id] = marks
+                if not statements(st.body):
+                    return False
+                continue
+            return False
+        return True
+
+    body = _docless(fn.body)
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        return None
+    ret = body[-1].value
+    if not statements(body[:-1]):
+        return None
+    if not (isinstance(ret, ast.Name) and ret.id == param) and not application(ret):
+        return None
+    if not applied:
+        return None
+    return applied[0] if len(applied) == 1 else ast.List(elts=applied, ctx=ast.Load())
 
 
 def called_at_import(tree) -> frozenset:

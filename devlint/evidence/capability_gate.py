@@ -22,6 +22,10 @@ without CUDA *and* on ROCm (`skipif(not torch.cuda.is_available() or torch.versi
 None, reason="requires NVIDIA CUDA")`): where any GPU would do, the ROCm build (torch's "cuda"
 device too) would not be excluded, so the test is about NVIDIA hardware (its kernels, its
 numerics, goldens made on it).
+So is an availability gate stacked with (or joined by `or` to) a gate on a library of NVIDIA
+(and AMD) GPU kernels only (`@skipif(not _is_mslk_available())`, `is_xformers_available()`:
+cuda_only.toml `gate_stacks`), or a `parametrize` every value of which carries one: the test
+exercises that library's GPU path, which no other accelerator has.
 Limits: only operands of the same `and`/`or`, or gates of the same test, its enclosing
 classes or the module's `pytestmark`; a bare `torch.cuda.is_available()` elsewhere in the
 function is still a finding, and so is an availability gate whose test a capability check
@@ -36,6 +40,7 @@ import ast
 
 from devlint.evidence import Reason
 from devlint.evidence.capability import _is_build, _is_none, module_names, requiring_mark
+from devlint.evidence.vocabulary import cuda_library_check
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -77,10 +82,58 @@ def stacked_reason(gate, tree, parent_of, path: str | None) -> Reason | None:
             return Reason("capability-gate", "stacked with a gate that requires a given NVIDIA "
                           "compute capability or AMD architecture: the test already requires "
                           "such a GPU", path, getattr(d, "lineno", None))
+    for d in [gate] + others:
+        lib = library_mark(d)
+        if lib:
+            return Reason("capability-gate", f"{'stacked with ' if d is not gate else ''}"
+                          f"a gate that requires `{lib}`, a library of NVIDIA (and AMD) GPU "
+                          "kernels only: the test exercises its GPU path",
+                          path, getattr(d, "lineno", None))
     return None
 
 
+def library_mark(mark) -> str | None:
+    """The CUDA-only (or CUDA-alike) library a skip mark requires (`skipif(not
+    _is_mslk_available())`, `skipUnless(is_xformers_available())`, one operand of the `or`
+    of a `skipif`, of the `and` of a `skipUnless`), or that every value of a
+    `parametrize` requires through its marks; else None (cuda_only.toml `gate_stacks`)."""
+    if isinstance(mark, (ast.List, ast.Tuple)):
+        return next((lib for m in mark.elts for lib in [library_mark(m)] if lib), None)
+    if not isinstance(mark, ast.Call) or not mark.args:
+        return None
+    name = _called(mark)
+    cond = mark.args[0]
+    if name in _SKIP_IF:
+        ops = cond.values if isinstance(cond, ast.BoolOp) and isinstance(cond.op, ast.Or) \
+            else [cond]
+        return next((lib for v in ops if isinstance(v, ast.UnaryOp)
+                     and isinstance(v.op, ast.Not)
+                     for lib in [cuda_library_check(v.operand)] if lib), None)
+    if name in _SKIP_UNLESS:
+        ops = cond.values if isinstance(cond, ast.BoolOp) and isinstance(cond.op, ast.And) \
+            else [cond]
+        return next((lib for v in ops for lib in [cuda_library_check(v)] if lib), None)
+    if name == "parametrize" and len(mark.args) > 1 \
+            and isinstance(mark.args[1], (ast.List, ast.Tuple)) and mark.args[1].elts:
+        libs = []
+        for v in mark.args[1].elts:
+            marks = next((k.value for k in v.keywords if k.arg == "marks"), None) \
+                if isinstance(v, ast.Call) and _called(v) == "param" else None
+            lib = library_mark(marks) if marks is not None else None
+            if not lib:
+                return None
+            libs.append(lib)
+        return libs[0]
+    return None
+
+
+def _called(call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
 _SKIP_IF = frozenset({"skipif", "skipIf"})
+_SKIP_UNLESS = frozenset({"skipUnless"})
 _ROCM_TESTS = frozenset({"is_hip", "is_rocm", "_is_hip", "_is_rocm"})
 
 

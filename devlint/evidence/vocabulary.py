@@ -132,3 +132,31 @@ def _imported_modules(stmt) -> list:
             return [stmt.module]
         return [stmt.module.rsplit(".", 1)[-1]]  # `from .cute import x`: judge by the last part
     return []
+
+
+@lru_cache(maxsize=None)
+def gate_stacks() -> frozenset:
+    """The libraries whose availability a test gate may ask for, each CUDA-only (or
+    CUDA-alike): cuda_only.toml's `gate_stacks` and `imports` (their top-level names)."""
+    data = _cuda_only_data()
+    return frozenset(n.split(".")[0].lower() for n in (*data.get("gate_stacks", ()),
+                                                         *data.get("imports", ())))
+
+
+_LIBRARY_CHECK = re.compile(r"(?:is_)?(?:torch_)?(\w+?)_available")
+
+
+def cuda_library_check(node) -> str | None:
+    """The CUDA-only library a call asks for, else None: `is_xformers_available()`,
+    `_is_mslk_available()`, `importlib.util.find_spec("flash_attn")`."""
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    name = (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")).lower()
+    m = _LIBRARY_CHECK.fullmatch(name.lstrip("_"))
+    if m and m.group(1) in gate_stacks():
+        return m.group(1)
+    if name == "find_spec" and node.args and isinstance(node.args[0], ast.Constant) \
+            and str(node.args[0].value).split(".")[0].lower() in gate_stacks():
+        return str(node.args[0].value).split(".")[0].lower()
+    return None

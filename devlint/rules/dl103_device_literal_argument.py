@@ -181,8 +181,37 @@ class DeviceLiteralArgument(Rule):
         Valid('import pytest, torch\nrequires_hopper = pytest.mark.skipif(\n'
               '    not is_sm_at_least_90(), reason="FA3")\n\n\n'
               '@requires_hopper\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        # the same gate, a list of marks applied by a decorator function of the module
+        Valid('import pytest, torch\nrequires_sm100 = [\n'
+              '    pytest.mark.skipif(not has_triton(), reason="triton"),\n'
+              '    pytest.mark.skipif(not is_sm_at_least_100(), reason="SM100")]\n\n\n'
+              'def _maybe_sm100(fn):\n    for mark in requires_sm100:\n        fn = mark(fn)\n'
+              '    return fn\n\n\n'
+              '@_maybe_sm100\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
+        Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
+              'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
     ]
     invalid = [
+        # a benchmark of a Triton kernel (Triton runs on other accelerators too)
+        Invalid('import torch\nfrom pkg.kernels import triton_pad\n\n'
+                'device = torch.device("cuda")\n',
+                'import torch\nfrom pkg.kernels import triton_pad\n\n'
+                'device = torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else torch.device("cpu")\n',
+                path="benchmarks/bench_pad.py"),
+        # a decorator function whose marks require no GPU (a torch version) gates nothing
+        Invalid('import pytest, torch\n'
+                'requires_new = [pytest.mark.skipif(not torch_version_at_least("2.10"), '
+                'reason="2.10")]\n\n\ndef _maybe_new(fn):\n    for mark in requires_new:\n'
+                '        fn = mark(fn)\n    return fn\n\n\n'
+                '@_maybe_new\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\n'
+                'requires_new = [pytest.mark.skipif(not torch_version_at_least("2.10"), '
+                'reason="2.10")]\n\n\ndef _maybe_new(fn):\n    for mark in requires_new:\n'
+                '        fn = mark(fn)\n    return fn\n\n\n'
+                '@_maybe_new\ndef test_a():\n    x = torch.zeros(2, device=torch.accelerator.'
+                'current_accelerator() if torch.accelerator.is_available() else "cpu")\n'),
         # a public library function: its users may rely on the default
         Invalid('import torch\n\n\ndef normalize(device="cuda"):\n'
                 '    return torch.zeros(3, device=device)\n\n\nm = normalize(device="cpu")\n',

@@ -115,6 +115,14 @@ class CudaOnlySkip(Rule):
         Valid("import pytest, torch\n@pytest.mark.skipif(not torch.cuda.is_available() or "
               "torch.version.hip is not None, reason='requires NVIDIA CUDA')\ndef test_x():\n"
               "    pass\n"),
+        # stacked with a gate on a library of NVIDIA/AMD GPU kernels only (cuda_only.toml
+        # `gate_stacks`), or every parametrised value carries one
+        Valid("import torch, unittest\n@unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
+              "@unittest.skipIf(not _is_mslk_available(), 'mslk')\ndef test_x():\n    pass\n"),
+        Valid("import pytest, torch\n@pytest.mark.skipif(not torch.cuda.is_available(), "
+              "reason='CUDA')\n@pytest.mark.parametrize('cfg', [pytest.param(1, marks="
+              "pytest.mark.skipif(not is_mslk_available(), reason='mslk'))])\n"
+              "def test_x(cfg):\n    pass\n"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
@@ -122,6 +130,12 @@ class CudaOnlySkip(Rule):
               "    return unittest.skipUnless(backend_device_count() > 1, '2')(test)\n"),
     ]
     invalid = [
+        # a library that runs anywhere (or a parametrised value without it) asks for no GPU
+        Invalid("import torch, unittest\n@unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
+                "@unittest.skipIf(not is_scipy_available(), 'scipy')\ndef test_x():\n    pass\n",
+                "import torch, unittest\n@unittest.skipIf(not torch.accelerator.is_available(), "
+                "'Accelerator')\n@unittest.skipIf(not is_scipy_available(), 'scipy')\ndef test_x():\n"
+                "    pass\n"),
         Invalid("import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_x():\n    pass\n",
                 "import pytest\nimport torch\n\n\n@pytest.mark.skipif(not torch.accelerator.is_available(), reason='gpu')\ndef test_x():\n    pass\n"),
         Invalid("import pytest\nimport torch\npytestmark = pytest.mark.skipif(torch.cuda.device_count() < 2, reason='2 gpus')\n",
@@ -273,29 +287,12 @@ def _device_compares(cond, skip_when: bool) -> list:
     return out
 
 
-def _gate_stacks() -> frozenset:
-    from devlint.evidence.vocabulary import _cuda_only_data
-
-    data = _cuda_only_data()
-    return frozenset(n.split(".")[0].lower() for n in (*data.get("gate_stacks", ()),
-                                                         *data.get("imports", ())))
-
-
 def _requires_cuda_stack(cond) -> bool:
     """The condition also asks for a CUDA-only library (`is_xformers_available()`,
     `find_spec("flash_attn")`): the test exercises that library's CUDA path."""
-    stacks = _gate_stacks()
-    for n in ast.walk(cond):
-        if isinstance(n, ast.Call):
-            f = n.func
-            name = (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")).lower()
-            m = re.fullmatch(r"(?:is_)?(?:torch_)?(\w+?)_available", name)
-            if m and m.group(1) in stacks:
-                return True
-            if name == "find_spec" and n.args and isinstance(n.args[0], ast.Constant) \
-                    and str(n.args[0].value).split(".")[0].lower() in stacks:
-                return True
-    return False
+    from devlint.evidence.vocabulary import cuda_library_check
+
+    return any(cuda_library_check(n) for n in ast.walk(cond))
 
 
 def _gate_helper(facts, call) -> bool:
