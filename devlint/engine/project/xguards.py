@@ -41,9 +41,7 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
     imported = imported_names(tree, modname, os.path.basename(path) == "__init__.py")
     if not imported:
         return {}
-    called = {n.func.id for n in ast.walk(tree)
-              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-              and n.func.id in imported}
+    called = _valued_calls(tree, imported)
     own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
     producers = {}  # local -> (level, Reason)
     for local in sorted(called - own):
@@ -82,6 +80,36 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
             continue
         for place in (before - after) & wanted:
             out.setdefault(place, why)
+    return out
+
+
+def _valued_calls(tree, imported) -> set:
+    """The names of `imported` that the file calls where the call's value can be followed
+    (`devlint.analysis.flow`): assigned (`=`, annotated, `:=`), returned, compared with None
+    (`f() is None`), passed to a call, or an arm of a conditional expression in one of these
+    places. The flow asks the producer oracle about a call only there (`value_level` is given
+    assigned, returned and passed values, and the left of an `is None` test), so a name only
+    called elsewhere (a statement of its own, `f().x`, `f()[0]`, `not f()`) needs no verdict
+    and its defining module is not judged."""
+    out = set()
+    for parent in ast.walk(tree):
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Return)):
+            values = [parent.value]
+        elif isinstance(parent, ast.Call):
+            values = parent.args + [k.value for k in parent.keywords]
+        elif isinstance(parent, ast.Compare):
+            values = [parent.left] if len(parent.ops) == 1 and isinstance(
+                parent.comparators[0], ast.Constant) and parent.comparators[0].value is None \
+                else []
+        else:
+            continue
+        while values:
+            v = values.pop()
+            if isinstance(v, ast.IfExp):
+                values += [v.body, v.orelse]
+            elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
+                    and v.func.id in imported:
+                out.add(v.func.id)
     return out
 
 
