@@ -10,6 +10,7 @@ from devlint.engine.project.gates import _text_reason
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import imports_of, package_of
 from devlint.engine.project.stage import _KEEP
+from devlint.engine.project.xguards import VALUED, valued_imports
 
 
 def worker_facts(path: str, data: bytes) -> dict | None:
@@ -46,7 +47,8 @@ def linted_facts(path: str, text: str, tree, diags) -> dict:
     project._tree[path] = tree
     facts = {"top": project._top_project_imports(path, modname),
              "calls": project._calls(path, modname, modname.split(".")[0]),
-             "doubled": project._double_fallbacks(path, modname)}
+             "doubled": project._double_fallbacks(path, modname),
+             VALUED: valued_imports(path, tree)}
     for name in {d.scope for d in diags if d.code not in _KEEP} - {None}:
         facts["own-uses:" + name] = project._own_uses(path, name)
     return facts

@@ -22,6 +22,7 @@ from devlint.evidence.imported_guard import producer_reason
 
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+VALUED = "valued-imports"  # the fact store's key of `valued_imports`
 
 
 def guarded_findings(project, results, key_of) -> dict:
@@ -34,18 +35,10 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
     text = project.text(path)
     if not text or "None" not in text and "assert" not in text and "if " not in text:
         return {}
-    tree = project.tree(path)
-    if tree is None:
-        return {}
-    root, modname = package_of(path)
-    imported = imported_names(tree, modname, os.path.basename(path) == "__init__.py")
-    if not imported:
-        return {}
-    called = _valued_calls(tree, imported)
-    own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
+    valued = project.fact(path, VALUED, lambda: valued_imports(path, project.tree(path)))
+    root = package_of(path)[0]
     producers = {}  # local -> (level, Reason)
-    for local in sorted(called - own):
-        mod, name = imported[local]
+    for local, (mod, name) in sorted(valued.items()):
         found, where = producer_of(project, root, mod, name)
         if where:
             deps[where] = _stat(where)
@@ -81,6 +74,24 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
         for place in (before - after) & wanted:
             out.setdefault(place, why)
     return out
+
+
+def valued_imports(path: str, tree) -> dict:
+    """{local name: [module, name]} of the names the module at `path` imports from project
+    modules (`from M import name`) and calls where the call's value is followed
+    (`_valued_calls`), its own module-level definitions aside: the names whose producer
+    verdict its findings can depend on. The workers record it of each file with findings
+    (`records.linted_facts`, from the linter's tree): the main process parses such a file
+    again only when one of them is a producer."""
+    pkg = package_of(path)
+    if tree is None or pkg is None:
+        return {}
+    imported = imported_names(tree, pkg[1], os.path.basename(path) == "__init__.py")
+    if not imported:
+        return {}
+    own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
+    return {local: list(imported[local])
+            for local in sorted(_valued_calls(tree, imported) - own)}
 
 
 def _valued_calls(tree, imported) -> set:
