@@ -362,3 +362,27 @@ def test_a_module_value_read_only_by_cuda_only_functions(project):
     assert findings(project, "benchmarks", "tests") == [
         ("benchmarks/bench_values.py", 5, "DL104"),
         ("tests/test_class.py", 15, "DL203")]
+
+
+def test_a_namespace_module_the_workers_parsed_is_not_parsed_again(tmp_path, monkeypatch):
+    """A module of a namespace package (no `__init__.py`) that a worker linted: the stage
+    takes the CUDA requirements the worker read from its tree (`records.parsed_facts`), the
+    same as it computes itself, and does not parse it again."""
+    from devlint.engine.project import callees
+    from devlint.engine.project.index import Project
+    from devlint.engine.runner import process_source
+    from devlint.settings import Settings
+
+    write(tmp_path, {"ns/ops.py": KERNELS["pkg/quant/api.py"] + 'DEVICE = "cuda"\n'},
+          packages=())
+    path = str(tmp_path / "ns" / "ops.py")
+    res = process_source(path, "python", (tmp_path / "ns" / "ops.py").read_bytes(),
+                         Settings(), "check", False, index=True)
+    assert "quantize" in res.facts[callees._FACT]["cuda"]
+    st = os.stat(path)
+    res.stat = (st.st_mtime_ns, st.st_size, st.st_ino, 0.0)
+    computed = callees._module_facts(Project(), path, "ns.ops")
+    project = Project()
+    project.seed([res])
+    monkeypatch.setattr(Project, "tree", lambda self, p: pytest.fail(f"parsed {p}"))
+    assert callees._module_facts(project, path, "ns.ops") == computed

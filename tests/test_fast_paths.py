@@ -335,3 +335,21 @@ def test_libcst_reads_the_changed_statements_and_a_break_there_reverts(monkeypat
     monkeypatch.setattr(concrete, "libcst_parses", lambda text: asked.append(text))
     res = process_source("m.py", "python", source.encode(), Settings(), "fix", False)
     assert res.changed and asked == [fixed_f]
+
+
+_MENTION_PARTS = ["is_cuda", "is_cud", "a", "_", "x", " ", "\n", "'", '"', ":", "cuda", "CUDA",
+                  ".", "is_available", "inline_asm", "capabilit", "SM", "sm", "s", "m", "_at_",
+                  "least", "9", "90", "0", "Hopper", "BLACKWELL", "mi", "MI", "3", "300",
+                  "gfx", "GFX", ".cu", ".cuh", "cuda_sources", "cuda_srcs", "é", "\u0130",
+                  "\u0131", "\u017f", "\u212a", "\u00b5", "\u0660", "\u00e5", "\u212b", "ß"]
+
+
+def test_mentions_one_by_one_is_the_alternation():
+    from devlint.evidence.calls_cuda_only import _MENTIONS, mentions
+
+    texts = SOURCES + _random_texts(_MENTION_PARTS, 30000, 23) + [
+        "x\u017fm9", "\u0131\u212a", "gf\u212a1", "m\u0130123", "xMI300", "ami300", "_mi300",
+        "\u00e9mi300", "\u0660mi300", "mi\u0663\u0660\u0660", "'cuda'", "cuda:'", "is_cudax",
+        "is_cuda.", "SM_AT_LEAST", "bLaCkWeLl", "\u017fm_at_lea\u017ft", "x.cuh'"]
+    for text in texts:
+        assert mentions(text) == (_MENTIONS.search(text) is not None), repr(text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 from _cli import run, write_package
@@ -142,3 +143,73 @@ def test_warm_runs_agree_and_a_changed_producer_is_judged_again(pkg):
                                                "        return None\n", ""))
     os.utime(utils, ns=(1, 1))
     assert findings(pkg, "pkg/layer.py", extra=()) == [STREAM, LITERAL]
+
+
+# every place a call's value can be followed, and places it cannot
+POSITIONS = """\
+    import torch
+    from pkg.utils import a, b, c, d, e, f, g, h, k, m, n, o
+
+
+    def helper(s=None):
+        if s is not None:
+            torch.cuda.synchronize()
+
+
+    def run(x):
+        y = a()
+        if y is not None:
+            x.to("cuda")
+        z: int = b()
+        if z:
+            x.to("cuda")
+        if (w := c()) is not None:
+            x.to("cuda")
+        if d() is None:
+            return e() if x else None
+        helper(s=f())
+        helper(g())
+        h()
+        k().x
+        m()[0]
+        if not n():
+            x.to("cuda")
+        return o
+    """
+
+
+def test_only_calls_whose_value_is_followed_are_judged_and_the_flow_asks_no_other():
+    """The xguards filter (`_valued_calls`) keeps every imported name the flow asks the
+    producer oracle about: the flow runs with an oracle that records what it is asked."""
+    import ast
+
+    from devlint.analysis.imported import PRODUCERS as ORACLE
+    from devlint.engine.linter import lint_text
+    from devlint.engine.project.xguards import _valued_calls
+    from devlint.settings import Settings
+
+    text = textwrap.dedent(POSITIONS)
+    imported = {n: ("pkg.utils", n) for n in "abcdefghkmno"}
+    assert _valued_calls(ast.parse(text), imported) == set("abcdefg")
+
+    class Asked(dict):
+        def get(self, name, default=None):
+            asked.add(name)
+            return default
+
+    fixtures = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
+    for path, source in [("pkg/run.py", text)] + [(str(p), p.read_text()) for p in fixtures]:
+        asked = set()
+        token = ORACLE.set(Asked())
+        try:
+            lint_text(path, source, Settings())
+        except SyntaxError:
+            continue
+        finally:
+            ORACLE.reset(token)
+        tree = ast.parse(source)
+        called = {n.func.id: ("m", n.func.id) for n in ast.walk(tree)
+                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        assert asked <= _valued_calls(tree, called), path
+        if path == "pkg/run.py":
+            assert asked >= {"a", "b", "d", "f"}

@@ -150,7 +150,12 @@ class Project:
             path = os.path.abspath(res.path)
             pkg = package_of(path)
             if pkg is None:
-                continue  # its package vanished during the run
+                # a namespace package's module (or its package vanished during the run):
+                # no store keeps its facts, the run holds them as `fact` would
+                held = self._facts.setdefault(path, ({}, None))[0]
+                for k, v in res.facts.items():
+                    held.setdefault(k, v)
+                continue
             store = self.store(pkg[0], pkg[1].split(".")[0])
             facts = store.facts_at(path, res.stat[:3], res.stat[3])
             for k, v in res.facts.items():

@@ -10,6 +10,7 @@ from devlint.engine.project.gates import _text_reason
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import imports_of, package_of
 from devlint.engine.project.stage import _KEEP
+from devlint.engine.project.xguards import VALUED, valued_imports
 
 
 def worker_facts(path: str, data: bytes) -> dict | None:
@@ -17,7 +18,10 @@ def worker_facts(path: str, data: bytes) -> dict | None:
     imports (one pass over its import lines), which the importers index needs of every file.
     The rest is read in the main process for the few modules that matter."""
     if package_of(path) is None:
-        return None
+        # a module of a namespace package (no `__init__.py` above it), which the stage still
+        # reads through imports (`callees`): the facts of its tree, for this run only
+        return {} if path.endswith(".py") and os.path.basename(path) != "__init__.py" \
+            else None
     return {"imports": imports_of(path, data)}
 
 
@@ -26,10 +30,11 @@ def parsed_facts(path: str, text: str, tree) -> dict:
     imports or runtime use make it CUDA-only, and its CUDA-requiring functions (the project
     stage would otherwise parse the modules an import chain leads to)."""
     pkg = package_of(path)
-    if pkg is None:
-        return {}
+    # the module name only matters to an `__init__.py` (its re-exports), which is never a
+    # module of a namespace package
+    modname = pkg[1] if pkg is not None else ""
     return {"own-text": _text_reason(path, text, tree),
-            callees._FACT: callees.module_facts(os.path.abspath(path), pkg[1], text, tree)}
+            callees._FACT: callees.module_facts(os.path.abspath(path), modname, text, tree)}
 
 
 def linted_facts(path: str, text: str, tree, diags) -> dict:
@@ -46,7 +51,8 @@ def linted_facts(path: str, text: str, tree, diags) -> dict:
     project._tree[path] = tree
     facts = {"top": project._top_project_imports(path, modname),
              "calls": project._calls(path, modname, modname.split(".")[0]),
-             "doubled": project._double_fallbacks(path, modname)}
+             "doubled": project._double_fallbacks(path, modname),
+             VALUED: valued_imports(path, tree)}
     for name in {d.scope for d in diags if d.code not in _KEEP} - {None}:
         facts["own-uses:" + name] = project._own_uses(path, name)
     return facts

@@ -121,13 +121,17 @@ def _exemptions(results, project: Project) -> dict:
 def _package_key(project: Project, root: str, top: str):
     """(a hash of the stat of every file of the package, whether none changed within
     RACY_S: a file changed that recently could change again unseen, so no answer is reused)."""
-    h = hashlib.blake2b(digest_size=16)
-    for path, st in project.files(root, top):
-        h.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode(
-            "utf-8", "surrogateescape"))
-    fresh = all(project.now - st.st_mtime_ns / 1e9 >= RACY_S
-                for _, st in project.files(root, top))
-    return h, fresh
+    memo = project.__dict__.setdefault("_package_keys", {})
+    if (root, top) not in memo:  # four passes ask it per package: hashed once per run
+        h = hashlib.blake2b(digest_size=16)
+        for path, st in project.files(root, top):
+            h.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode(
+                "utf-8", "surrogateescape"))
+        fresh = all(project.now - st.st_mtime_ns / 1e9 >= RACY_S
+                    for _, st in project.files(root, top))
+        memo[(root, top)] = h, fresh
+    h, fresh = memo[(root, top)]
+    return h.copy(), fresh  # the callers add their own parts to it
 
 
 def _dead_defaults(project: Project, results) -> dict:

@@ -22,6 +22,7 @@ from devlint.evidence.imported_guard import producer_reason
 
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+VALUED = "valued-imports"  # the fact store's key of `valued_imports`
 
 
 def guarded_findings(project, results, key_of) -> dict:
@@ -34,20 +35,10 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
     text = project.text(path)
     if not text or "None" not in text and "assert" not in text and "if " not in text:
         return {}
-    tree = project.tree(path)
-    if tree is None:
-        return {}
-    root, modname = package_of(path)
-    imported = imported_names(tree, modname, os.path.basename(path) == "__init__.py")
-    if not imported:
-        return {}
-    called = {n.func.id for n in ast.walk(tree)
-              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-              and n.func.id in imported}
-    own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
+    valued = project.fact(path, VALUED, lambda: valued_imports(path, project.tree(path)))
+    root = package_of(path)[0]
     producers = {}  # local -> (level, Reason)
-    for local in sorted(called - own):
-        mod, name = imported[local]
+    for local, (mod, name) in sorted(valued.items()):
         found, where = producer_of(project, root, mod, name)
         if where:
             deps[where] = _stat(where)
@@ -82,6 +73,54 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
             continue
         for place in (before - after) & wanted:
             out.setdefault(place, why)
+    return out
+
+
+def valued_imports(path: str, tree) -> dict:
+    """{local name: [module, name]} of the names the module at `path` imports from project
+    modules (`from M import name`) and calls where the call's value is followed
+    (`_valued_calls`), its own module-level definitions aside: the names whose producer
+    verdict its findings can depend on. The workers record it of each file with findings
+    (`records.linted_facts`, from the linter's tree): the main process parses such a file
+    again only when one of them is a producer."""
+    pkg = package_of(path)
+    if tree is None or pkg is None:
+        return {}
+    imported = imported_names(tree, pkg[1], os.path.basename(path) == "__init__.py")
+    if not imported:
+        return {}
+    own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
+    return {local: list(imported[local])
+            for local in sorted(_valued_calls(tree, imported) - own)}
+
+
+def _valued_calls(tree, imported) -> set:
+    """The names of `imported` that the file calls where the call's value can be followed
+    (`devlint.analysis.flow`): assigned (`=`, annotated, `:=`), returned, compared with None
+    (`f() is None`), passed to a call, or an arm of a conditional expression in one of these
+    places. The flow asks the producer oracle about a call only there (`value_level` is given
+    assigned, returned and passed values, and the left of an `is None` test), so a name only
+    called elsewhere (a statement of its own, `f().x`, `f()[0]`, `not f()`) needs no verdict
+    and its defining module is not judged."""
+    out = set()
+    for parent in ast.walk(tree):
+        if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Return)):
+            values = [parent.value]
+        elif isinstance(parent, ast.Call):
+            values = parent.args + [k.value for k in parent.keywords]
+        elif isinstance(parent, ast.Compare):
+            values = [parent.left] if len(parent.ops) == 1 and isinstance(
+                parent.comparators[0], ast.Constant) and parent.comparators[0].value is None \
+                else []
+        else:
+            continue
+        while values:
+            v = values.pop()
+            if isinstance(v, ast.IfExp):
+                values += [v.body, v.orelse]
+            elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
+                    and v.func.id in imported:
+                out.add(v.func.id)
     return out
 
 
