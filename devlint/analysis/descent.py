@@ -9,6 +9,7 @@ import bisect
 from devlint.analysis.flow import ValueFlow
 from devlint.analysis.flow_uses import PrivateUses
 from devlint.analysis.method_uses import MethodUses
+from devlint.analysis.value_use import ValueUse
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
@@ -27,7 +28,7 @@ from devlint.evidence.platform_ladder import (
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 
 
-class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses):
+class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -146,7 +147,8 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses):
                 self._method_gate(where.klass, stmt.name) if where.level == "class" else None
             ) or (not where.guarded and where.level == "module" and self.used_on_cuda(stmt)) \
                 or (not where.guarded and where.level == "class"  # self-called-on-cuda
-                    and self.method_used_on_cuda(where.klass, stmt))
+                    and self.method_used_on_cuda(where.klass, stmt)) \
+                or (not where.guarded and self.uses_cuda_value(stmt, where.klass))
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)

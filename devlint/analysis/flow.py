@@ -13,7 +13,8 @@ from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
 
-_DEPTH = 4  # producer -> name -> alias -> ...: how far a value is followed
+_DEPTH = 12  # producer -> name -> parameter -> ...: how far a value is followed (a value
+# handed down a model's constructors, `Model -> Layer -> Attention`, takes two steps a level)
 _BUSY = object()  # a memo entry still being decided
 # tests that are findings themselves, whose fix asks for any accelerator
 _FIXED_WITH_IT = {"torch.cuda.is_available", "torch.cuda.device_count",
@@ -228,6 +229,7 @@ class ValueFlow:
         """(level, evidence) of an expression that is None or a value that exists only on
         CUDA ("cuda") or on a CUDA-alike platform ("alike"); else None."""
         if depth > _DEPTH:
+            self._tainted = True  # not followed to its end: asked again from nearer, it may be
             return None
         if isinstance(node, ast.Call):
             return self._called_producer(node, klass)

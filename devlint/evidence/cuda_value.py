@@ -36,8 +36,11 @@ attribute of the class (every store into it, in every method, must be such a val
 an unpacking, an augmented assignment, a loop or `with` target is not followed), and into a
 parameter that defaults to None of a module-level function or class (`__init__`) only where
 every reference to that function or class in the file is a call that passes such a value,
-None or nothing (`isinstance` and annotations aside; a reference of any other kind, or
-`*args`/`**kwargs`, and the parameter is the caller's choice); no more than a few steps. A producer that returns a value without a CUDA test on
+None or nothing (`isinstance` and annotations aside, and an attribute of the class,
+`partial(Layer.facts, cfg)`, where the class makes no instance of itself by `cls(...)`,
+`type(self)(...)` or `__class__`; a reference of any other kind, a subclass of the file, or
+`*args`/`**kwargs`, and the parameter is the caller's choice); no more than twelve steps
+(a model handing a stream down `Model -> Stack -> Layer -> MoE` takes two a level). A producer that returns a value without a CUDA test on
 some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
 `device_count()` (without a compute-capability test beside it) is none either: that test is
 itself a finding, and its fix makes the value on any accelerator, so the code that tests the
