@@ -34,6 +34,9 @@ def _exempt(text):
     "            pass\n",  # in a `with` item
     "        with ctx():\n            self.alt_stream.synchronize()\n",  # in a `with` body
     "        y = self.alt_stream.query() or f(x)\n",  # the first operand is always evaluated
+    # in both arms of an `if`
+    "        if x:\n            self.alt_stream.wait_stream(current)\n"
+    "        else:\n            y = self.alt_stream.query()\n            return y\n",
 ])
 def test_exempt(use):
     diags, whys = _exempt(_MOE.format(use=use) + _MAKER)
@@ -51,6 +54,10 @@ def test_reason_names_the_test_that_makes_the_value():
 @pytest.mark.parametrize("use", [
     # not on every path: under an `if`, a loop, a `try`, a later operand, a conditional arm
     "        if x:\n            self.alt_stream.wait_stream(current)\n",
+    "        if x:\n            self.alt_stream.wait_stream(current)\n        else:\n"
+    "            return x\n",
+    "        if x:\n            return x\n        else:\n"
+    "            self.alt_stream.wait_stream(current)\n",
     "        for _ in x:\n            self.alt_stream.wait_stream(current)\n",
     "        try:\n            self.alt_stream.wait_stream(current)\n"
     "        except AttributeError:\n            pass\n",

@@ -126,6 +126,11 @@ class ValueUse:
                 found = self._use_in(root, fn, klass)
                 if found:
                     return found
+            if isinstance(st, ast.If) and st.orelse:  # used in both arms, before they return
+                arms = [self._first_use(st.body, fn, klass),
+                        self._first_use(st.orelse, fn, klass)]
+                if all(arms):
+                    return arms[0]
             if _leaves(st):
                 return False
         return None

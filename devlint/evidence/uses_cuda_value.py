@@ -19,8 +19,8 @@ the code that tested the value, like the body of `if s is not None:` or of `asse
 None`, and its findings are CUDA's own. Evidence: where the value is made (the CUDA test's
 line, or the conditional expression's), as for `cuda-value`.
 Limits: the use must be reached on every path before the function can return or yield: a
-statement of the function's own body (or of a `with` block's body there), not under an `if`,
-a loop or a `try` (an `except` may catch the error), not in the right operand of `and`/`or`,
+statement of the function's own body (or of a `with` block's body there, or in both arms of
+an `if` there), not under one arm of an `if`, a loop or a `try` (an `except` may catch the error), not in the right operand of `and`/`or`,
 an arm of a conditional expression, a lambda or a comprehension's later parts; no `return` or
 `yield` before it. A dunder attribute (`v.__class__`) exists on None and is no use. A flag
 (`_is_cuda and ...`, False elsewhere) is not followed: only values that are None elsewhere.
