@@ -34,6 +34,8 @@ def _exempt(text):
     "            pass\n",  # in a `with` item
     "        with ctx():\n            self.alt_stream.synchronize()\n",  # in a `with` body
     "        y = self.alt_stream.query() or f(x)\n",  # the first operand is always evaluated
+    # through a local alias, an item of it
+    "        s = self.alt_stream\n        s.wait_stream(current)\n",
     # in both arms of an `if`
     "        if x:\n            self.alt_stream.wait_stream(current)\n"
     "        else:\n            y = self.alt_stream.query()\n            return y\n",
@@ -92,6 +94,23 @@ def test_a_value_the_function_makes_itself_keeps_what_runs_before_its_test():
             "        if not current_platform.is_cuda():\n            raise ValueError(t)\n"
             "        self.event = make_event()\n        self.event.record()\n")
     assert _codes(text) == ["DL401"]
+
+
+def test_a_local_made_here_is_its_own_test():
+    # a local the function makes itself (not an alias): what runs before its test runs anywhere
+    use = ("        s = make_stream() if current_platform.is_cuda() else None\n"
+           "        s.wait_stream(current)\n")
+    assert _codes(_MOE.format(use=use) + _MAKER) == ["DL401"]
+
+
+def test_an_item_of_a_value_made_only_on_cuda():
+    text = ("import torch\n\n\nclass Attn:\n    def __init__(self, streams=None):\n"
+            "        self.streams = streams[:3]\n\n"
+            "    def forward(self, x):\n        if self.streams is not None:\n"
+            "            with torch.cuda.stream(self.streams[0]):\n                return x\n"
+            "        return x\n\n\n"
+            "m = Attn(streams=[make_stream()] if current_platform.is_cuda() else None)\n")
+    assert _codes(text) == []
 
 
 def test_a_flag_is_no_value():

@@ -240,6 +240,9 @@ class ValueFlow:
                 return lv, node
             other = node.body if _is_none(node.orelse) else node.orelse
             return self.value_level(other, function, klass, depth + 1)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            # an item or slice of such a value (`streams[0]`, `streams[:3]`): None has none
+            return self.value_level(node.value, function, klass, depth + 1)
         if isinstance(node, ast.Name):
             return self._name_level(node.id, function, klass, depth)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \

@@ -57,6 +57,17 @@ def _own(fn):
             stack.extend(ast.iter_child_nodes(n))
 
 
+def _alias(node) -> bool:
+    """`s = self.alt_stream`, `s = streams[0]`: a store that only names a value made
+    elsewhere (the targets of every other store count as made here)."""
+    v = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    while isinstance(v, ast.Subscript):
+        v = v.value
+    return isinstance(v, ast.Name) or (isinstance(v, ast.Attribute)
+                                       and isinstance(v.value, ast.Name)
+                                       and v.value.id == "self")
+
+
 def _targets(node):
     """The names and attributes `node` stores into (`x`, `self.x`), as written."""
     if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store,
@@ -92,7 +103,10 @@ class ValueUse:
         """The Reason where `fn` uses a value made only on CUDA (else None) on every path it
         can return by, a value it does not store itself (then its own code makes it, under
         its own test, and what runs before that test runs anywhere); None otherwise."""
-        self._stored_here = {t for n in _own(fn) for t in _targets(n)}
+        nodes = list(_own(fn))
+        aliased = {id(t) for n in nodes if _alias(n)
+                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+        self._stored_here = {t for n in nodes if id(n) not in aliased for t in _targets(n)}
         found = self._first_use(fn.body, fn, klass)
         if not found:
             return None
@@ -114,6 +128,8 @@ class ValueUse:
                 if found is not None:  # a use, or a return before one (False)
                     return found
                 continue
+            if isinstance(st, (ast.Assert, ast.If)) and self.value_test(st.test, fn, klass):
+                return None  # `assert s is not None`: cuda-value's own evidence from here on
             if isinstance(st, (ast.If, ast.While)):
                 roots = [st.test]
             elif isinstance(st, (ast.For, ast.AsyncFor)):

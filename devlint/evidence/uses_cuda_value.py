@@ -22,7 +22,10 @@ Limits: the use must be reached on every path before the function can return or 
 statement of the function's own body (or of a `with` block's body there, or in both arms of
 an `if` there), not under one arm of an `if`, a loop or a `try` (an `except` may catch the error), not in the right operand of `and`/`or`,
 an arm of a conditional expression, a lambda or a comprehension's later parts; no `return` or
-`yield` before it. A dunder attribute (`v.__class__`) exists on None and is no use. A flag
+`yield` before it, nor a test of the value (`assert s is not None`, `if s:`: what follows is
+`cuda-value`'s). A dunder attribute (`v.__class__`) exists on None and is no use. The value must be
+made elsewhere: a name the function stores itself (other than as an alias, `s =
+self.alt_stream`) is made under the function's own test, and what runs before it runs anywhere. A flag
 (`_is_cuda and ...`, False elsewhere) is not followed: only values that are None elsewhere.
 A value made under `is_cuda_alike()` exists on ROCm too: it exempts the `torch.cuda` API
 only (as `cuda-alike-guard`). Every limit of `cuda-value` on how far a value is followed holds.
