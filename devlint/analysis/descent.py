@@ -18,7 +18,9 @@ from devlint.evidence import several_platforms
 from devlint.evidence.capability import called_at_import, met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
-from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
+from devlint.evidence.cuda_guard import (
+    _alike_polarity, _is_type_checking, guard_reason, loop_exit_test,
+)
 from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
     exits_for_other_accelerator, ladder_reason, ladder_test_reason, other_accelerator_test,
@@ -93,6 +95,11 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
         GPU: `devlint.evidence.capability`)."""
         polarity = 0
         kind = "exit"
+        if not where.guarded and isinstance(stmt, (ast.For, ast.AsyncFor)):
+            test = loop_exit_test(stmt, lambda t: self._sides(t)[1])  # each element's exit
+            if test is not None:
+                return Where(where.function, where.klass, guard_reason("loop", test, self.f.path),
+                             where.tensor_guard, None, where.level)
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
             polarity = 1 if self._sides(stmt.test)[1] or met_if_false(

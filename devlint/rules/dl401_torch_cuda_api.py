@@ -104,6 +104,10 @@ class TorchCudaApi(Rule):
               "class Model:\n    def __init__(self):\n"
               "        s = make_stream() if current_platform.is_cuda() else None\n"
               "        self.moe = MoE(alt_stream=s)\n"),
+        # after a loop that returns unless each element is on CUDA (cuda-guard)
+        Valid("import torch\n\n\ndef free(videos):\n    for v in videos:\n"
+              "        if v.device.type != 'cuda':\n            return None\n"
+              "    return torch.cuda.mem_get_info(videos[0].device)\n"),
         # the fallback for a torch without torch.accelerator, dead where the project's torch
         # (here the vllm profile's pinned one) always has it (version-fallback)
         Valid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
@@ -214,6 +218,15 @@ class TorchCudaApi(Rule):
               "      and (is_sm_at_least_100() and cuda_at_least(12, 8)) or is_MI350())\n"),
     ]
     invalid = [
+        # ... not where an element may skip the test (a `continue` before it)
+        Invalid("import torch\n\n\ndef free(videos):\n    for v in videos:\n"
+                "        if v.dim() == 3:\n            continue\n"
+                "        if v.device.type != 'cuda':\n            return None\n"
+                "    return torch.cuda.mem_get_info(videos[0].device)\n",
+                "import torch\n\n\ndef free(videos):\n    for v in videos:\n"
+                "        if v.dim() == 3:\n            continue\n"
+                "        if v.device.type != 'cuda':\n            return None\n"
+                "    return torch.get_device_module().mem_get_info(videos[0].device)\n"),
         # the use of the CUDA-only value is not on every path: under an `if`, or after a
         # return (uses-cuda-value's limits)
         Invalid("import torch\n\n\nclass MoE:\n    def __init__(self):\n"
