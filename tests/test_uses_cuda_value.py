@@ -141,15 +141,37 @@ _CHAIN = ("import torch\n\n\nclass MoE:\n    def __init__(self, alt_stream=None)
           "        self.model = Model(alt_stream=alt_stream)\n")
 
 
-def test_followed_down_the_constructors():
-    diags, whys = _exempt(_CHAIN)
+@pytest.mark.parametrize("text", [
+    _CHAIN,
+    # a factory's class called (not the class itself)
+    _CHAIN.replace("        return config\n", "        return get_impl(config)(config)\n"),
+    # from a closure of the constructor that makes the value
+    _CHAIN.replace("lambda i: Layer(alt_stream=alt_stream)", "layer_fn").replace(
+        "        self.layers = make_layers(",
+        "        def layer_fn(i):\n            return Layer(alt_stream=alt_stream)\n\n"
+        "        self.layers = make_layers("),
+])
+def test_followed_down_the_constructors(text):
+    diags, whys = _exempt(text)
     assert diags == []
-    assert whys == {("DL402", "cuda-value", "pkg/mod.py:37")}
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "get_stream()" in t)
+    assert whys == {("DL402", "cuda-value", f"pkg/mod.py:{line}")}
+
+
+def test_a_closure_that_stores_into_the_name_keeps_the_finding():
+    text = _CHAIN.replace("lambda i: Layer(alt_stream=alt_stream)", "layer_fn").replace(
+        "        self.layers = make_layers(",
+        "        def layer_fn(i):\n            nonlocal alt_stream\n"
+        "            alt_stream = alt_stream or make_stream()\n"
+        "            return Layer(alt_stream=alt_stream)\n\n"
+        "        self.layers = make_layers(")
+    assert _codes(text) == ["DL402"]
 
 
 @pytest.mark.parametrize("change", [
     # a classmethod that builds the class itself: constructions the file does not name
     ("        return config\n", "        return cls(alt_stream=make_stream())\n"),
+    ("        return config\n", "        return type(self)(alt_stream=make_stream())\n"),
     # a subclass: its construction runs the base's `__init__`
     ("class Stack:", "class Layer2(Layer):\n    pass\n\n\nclass Stack:"),
     # the class itself handed on

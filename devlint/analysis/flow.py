@@ -51,6 +51,7 @@ class ValueFlow:
         self._tainted = False  # the value being decided read one still being decided
         self._budget = _BUDGET  # questions left for this file
         self._global_decl: dict | None = None  # name -> functions declaring it global
+        self._outer: dict | None = None  # id(nested def) -> (enclosing def, its class)
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -193,6 +194,18 @@ class ValueFlow:
                                 for name in n.names:
                                     self._global_decl.setdefault(name, []).append(fn)
         return self._global_decl
+
+    def _enclosing(self) -> dict:
+        """id(function defined in a function) -> (that enclosing function, its class)."""
+        if self._outer is None:
+            self._outer = {}
+            klass_of = self._klass_of()
+            for fn in ast.walk(self.f.tree):
+                if isinstance(fn, _FUNCS):
+                    for n in _own_nodes(fn):
+                        if isinstance(n, _FUNCS):
+                            self._outer[id(n)] = (fn, klass_of.get(id(fn)))
+        return self._outer
 
     def _module_defs(self) -> dict:
         if self._defs is None:
@@ -346,7 +359,15 @@ class ValueFlow:
                 return self._joined(passed + levels)
             if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
                                         for n in _own_nodes(function)):
+                outer = self._enclosing().get(id(function))
+                if outer is not None:  # a closure's free name: the enclosing function's
+                    return self._name_level(name, outer[0], outer[1], depth + 1)
                 return self._name_level(name, None, None, depth + 1)  # a module name
+            if levels is not None and any(
+                    isinstance(n, ast.Nonlocal) and name in n.names
+                    for d in _own_nodes(function) if isinstance(d, _FUNCS)
+                    for n in ast.walk(d)):
+                return None  # a nested function stores into it too
         else:
             levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)
             # the functions that declare it `global` store into it too (a cached singleton:

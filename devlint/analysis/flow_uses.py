@@ -35,6 +35,7 @@ def _constructs_itself(klass) -> bool:
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Name) and f.id == "cls" or isinstance(f, ast.Call) \
+                    and getattr(f.func, "id", "") == "type" \
                     or isinstance(f, ast.Attribute) and f.attr in ("__class__", "__new__"):
                 return True
     return False

@@ -29,7 +29,10 @@ A private class or function of the file (its name starts with `_`: its module ho
 use) that is constructed or called only there, under such tests (`_State(stream=s) if s is
 not None else None`), is CUDA's as a whole, like code under the test (evidence: the first
 use's test).
-An item or slice of such a value (`streams[0]`, `streams[:3]`) is one too (None has none).
+An item or slice of such a value (`streams[0]`, `streams[:3]`) is one too (None has none);
+a closure's free name (`def layer_fn(i): return Layer(alt_stream=alt_stream)` inside the
+constructor that makes it) is the enclosing function's, unless a nested function declares it
+`nonlocal`.
 Limits: statically visible chains only: the producer is a function of the same file (a
 module-level function, or a method called through `self`) and every definition of its name is
 one; the value is followed through assignments to a local name, a module name or a `self`
