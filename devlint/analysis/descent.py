@@ -9,6 +9,7 @@ import bisect
 from devlint.analysis.flow import ValueFlow
 from devlint.analysis.flow_uses import PrivateUses
 from devlint.analysis.method_uses import MethodUses
+from devlint.analysis.value_use import ValueUse
 from devlint.analysis.guards import GuardTests, _called_name
 from devlint.analysis.model import (
     _FUNCS, INTERESTING_STRING, VISIBILITY_PREFIX, FileFacts, Where, collect_imports,
@@ -17,7 +18,9 @@ from devlint.evidence import several_platforms
 from devlint.evidence.capability import called_at_import, met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
-from devlint.evidence.cuda_guard import _alike_polarity, _is_type_checking, guard_reason
+from devlint.evidence.cuda_guard import (
+    _alike_polarity, _is_type_checking, guard_reason, loop_exit_test,
+)
 from devlint.evidence.not_a_device import type_checking_reason
 from devlint.evidence.platform_ladder import (
     exits_for_other_accelerator, ladder_reason, ladder_test_reason, other_accelerator_test,
@@ -27,7 +30,7 @@ from devlint.evidence.platform_ladder import (
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 
 
-class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses):
+class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
     """Walks only the statements that contain hot rows, keeping the context stack."""
 
     def __init__(self, facts: FileFacts, hot: list[int]):
@@ -92,6 +95,11 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses):
         GPU: `devlint.evidence.capability`)."""
         polarity = 0
         kind = "exit"
+        if not where.guarded and isinstance(stmt, (ast.For, ast.AsyncFor)):
+            test = loop_exit_test(stmt, lambda t: self._sides(t)[1])  # each element's exit
+            if test is not None:
+                return Where(where.function, where.klass, guard_reason("loop", test, self.f.path),
+                             where.tensor_guard, None, where.level)
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                 and self._exits(stmt.body[-1]):
             polarity = 1 if self._sides(stmt.test)[1] or met_if_false(
@@ -146,7 +154,8 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses):
                 self._method_gate(where.klass, stmt.name) if where.level == "class" else None
             ) or (not where.guarded and where.level == "module" and self.used_on_cuda(stmt)) \
                 or (not where.guarded and where.level == "class"  # self-called-on-cuda
-                    and self.method_used_on_cuda(where.klass, stmt))
+                    and self.method_used_on_cuda(where.klass, stmt)) \
+                or (not where.guarded and self.uses_cuda_value(stmt, where.klass))
             inner = Where(stmt, where.klass, gate or where.guarded, where.tensor_guard, None,
                           "function")
             self.block(stmt.body, inner)

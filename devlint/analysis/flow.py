@@ -13,7 +13,8 @@ from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
 
-_DEPTH = 4  # producer -> name -> alias -> ...: how far a value is followed
+_DEPTH = 12  # producer -> name -> parameter -> ...: how far a value is followed (a value
+# handed down a model's constructors, `Model -> Layer -> Attention`, takes two steps a level)
 _BUSY = object()  # a memo entry still being decided
 # tests that are findings themselves, whose fix asks for any accelerator
 _FIXED_WITH_IT = {"torch.cuda.is_available", "torch.cuda.device_count",
@@ -50,6 +51,7 @@ class ValueFlow:
         self._tainted = False  # the value being decided read one still being decided
         self._budget = _BUDGET  # questions left for this file
         self._global_decl: dict | None = None  # name -> functions declaring it global
+        self._outer: dict | None = None  # id(nested def) -> (enclosing def, its class)
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -193,6 +195,18 @@ class ValueFlow:
                                     self._global_decl.setdefault(name, []).append(fn)
         return self._global_decl
 
+    def _enclosing(self) -> dict:
+        """id(function defined in a function) -> (that enclosing function, its class)."""
+        if self._outer is None:
+            self._outer = {}
+            klass_of = self._klass_of()
+            for fn in ast.walk(self.f.tree):
+                if isinstance(fn, _FUNCS):
+                    for n in _own_nodes(fn):
+                        if isinstance(n, _FUNCS):
+                            self._outer[id(n)] = (fn, klass_of.get(id(fn)))
+        return self._outer
+
     def _module_defs(self) -> dict:
         if self._defs is None:
             self._defs = {}
@@ -228,6 +242,7 @@ class ValueFlow:
         """(level, evidence) of an expression that is None or a value that exists only on
         CUDA ("cuda") or on a CUDA-alike platform ("alike"); else None."""
         if depth > _DEPTH:
+            self._tainted = True  # not followed to its end: asked again from nearer, it may be
             return None
         if isinstance(node, ast.Call):
             return self._called_producer(node, klass)
@@ -238,6 +253,9 @@ class ValueFlow:
                 return lv, node
             other = node.body if _is_none(node.orelse) else node.orelse
             return self.value_level(other, function, klass, depth + 1)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            # an item or slice of such a value (`streams[0]`, `streams[:3]`): None has none
+            return self.value_level(node.value, function, klass, depth + 1)
         if isinstance(node, ast.Name):
             return self._name_level(node.id, function, klass, depth)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
@@ -341,7 +359,15 @@ class ValueFlow:
                 return self._joined(passed + levels)
             if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
                                         for n in _own_nodes(function)):
+                outer = self._enclosing().get(id(function))
+                if outer is not None:  # a closure's free name: the enclosing function's
+                    return self._name_level(name, outer[0], outer[1], depth + 1)
                 return self._name_level(name, None, None, depth + 1)  # a module name
+            if levels is not None and any(
+                    isinstance(n, ast.Nonlocal) and name in n.names
+                    for d in _own_nodes(function) if isinstance(d, _FUNCS)
+                    for n in ast.walk(d)):
+                return None  # a nested function stores into it too
         else:
             levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)
             # the functions that declare it `global` store into it too (a cached singleton:

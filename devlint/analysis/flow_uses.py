@@ -28,6 +28,19 @@ def _type_test(ref, parent) -> bool:
     return isinstance(parent, ast.AnnAssign) and parent.annotation is ref
 
 
+def _constructs_itself(klass) -> bool:
+    """`klass` makes instances of itself other than by its name: `cls(...)`,
+    `type(self)(...)`, `self.__class__(...)`, `__new__`."""
+    for n in ast.walk(klass):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id == "cls" or isinstance(f, ast.Call) \
+                    and getattr(f.func, "id", "") == "type" \
+                    or isinstance(f, ast.Attribute) and f.attr in ("__class__", "__new__"):
+                return True
+    return False
+
+
 class PrivateUses:
     """Mixed into `Descent` beside `ValueFlow`: needs `value_level`, `_test_level`,
     `_exits` and `self.f`."""
@@ -38,16 +51,24 @@ class PrivateUses:
         if self._sites is None:
             self._sites = {}
 
+            def head(node, owner, function, klass):
+                # a decorator, a base class, a default: a bare name there is a reference
+                # too (`@_deco`, `class D(C)`: D's construction runs C's `__init__`)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self._sites.setdefault(node.id, []).append((node, function, klass, owner))
+                walk(node, function, klass)
+
             def walk(node, function, klass):
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, _FUNCS):
                         for d in (*child.decorator_list, *child.args.defaults,
                                   *(x for x in child.args.kw_defaults if x is not None)):
-                            walk(d, function, klass)
+                            head(d, child, function, klass)
                         walk_body(child, child, klass)
                     elif isinstance(child, ast.ClassDef):
-                        for d in (*child.decorator_list, *child.bases):
-                            walk(d, function, klass)
+                        for d in (*child.decorator_list, *child.bases,
+                                  *(k.value for k in child.keywords)):
+                            head(d, child, function, klass)
                         walk_body(child, function, child)
                     else:
                         if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
@@ -89,6 +110,9 @@ class PrivateUses:
         for ref, fn, cls, parent in sites:
             if _type_test(ref, parent):
                 continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
+            if klass is not None and isinstance(parent, ast.Attribute) \
+                    and parent.value is ref and not _constructs_itself(klass):
+                continue  # `partial(C.stage_facts, config)`: the class's attribute, no instance
             if not (isinstance(parent, ast.Call) and parent.func is ref) or any(
                     isinstance(x, ast.Starred) for x in parent.args) or any(
                     k.arg is None for k in parent.keywords):

@@ -53,7 +53,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   a record and compared back; `dead_value`: a value assigned to a name never read;
   `cuda_build`: a test of the CUDA toolkit version (a `cuda-guard`); `mock_target`: the
   target a test patches; `cuda_value`: a value made only on CUDA (else None), tested before
-  use (`devlint.analysis.flow` follows it); `fake_tensor`: the device of a record standing in
+  use (`devlint.analysis.flow` follows it); `uses_cuda_value`: a function that uses such a
+  value as an object on every path (`devlint.analysis.value_use`); `fake_tensor`: the device of a record standing in
   for a tensor, given to mocked code.
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
@@ -116,6 +117,7 @@ PRINCIPLES = {
     "version-fallback": "devlint.evidence.version_fallback",
     "self-called-on-cuda": "devlint.evidence.self_called_on_cuda",
     "kernel-benchmark": "devlint.evidence.kernel_benchmark",
+    "uses-cuda-value": "devlint.evidence.uses_cuda_value",
 }
 
 

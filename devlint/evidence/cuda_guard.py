@@ -2,7 +2,9 @@
 
 Evidence: the enclosing test (`if t.is_cuda:`, `if current_platform.is_cuda():`,
 `torch.cuda.is_initialized()`, `device.type == "cuda"`, the else-branch of the opposite test,
-an early `if not <cuda>: return`, `if TYPE_CHECKING:`), or the literal's own expression
+an early `if not <cuda>: return`, the same exit for each element of a loop, over the
+code after it (`for v in videos: if v.device.type != "cuda": return None`: it runs only where
+every element is on CUDA, or there is none; no `break`, `continue` or `else` in the loop), `if TYPE_CHECKING:`), or the literal's own expression
 testing for a CUDA-alike platform (`"cuda" if is_cuda_alike() else "cpu"`).
 Also `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`,
 `len(torch.cuda.default_generators) > 0`, a CUDA capability test (`get_device_capability() >=
@@ -101,7 +103,32 @@ _GUARD_TEXT = {
     "helper": "after a call of a helper that requires CUDA",
     "param": "a skip mark of the CUDA value of a parametrisation (it gates only that value)",
     "operand": "an operand of `and` after one that establishes CUDA (evaluated only on CUDA)",
+    "loop": "after a loop that returns unless each element it tests establishes CUDA",
 }
+
+
+# --- an early exit inside a loop (`for v in videos: if v.device.type != "cuda": return`) ----
+def loop_exit_test(loop, false_is_cuda):
+    """The `if` of `loop`'s body that leaves the function (`return`, `raise`) unless its test
+    establishes CUDA (`false_is_cuda(test)`), for each element: the code after the loop runs
+    only where every element passed it (or there was none). None where the loop has an `else`,
+    a `break` or `continue` of its own (an element may skip the test, or the loop stop before
+    testing them all), or the exit is not a statement of its body."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or loop.orelse:
+        return None
+    stack = list(loop.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Break, ast.Continue)):
+            return None
+        if not isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+                              ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+    for st in loop.body:
+        if isinstance(st, ast.If) and not st.orelse and st.body \
+                and isinstance(st.body[-1], (ast.Return, ast.Raise)) and false_is_cuda(st.test):
+            return st
+    return None
 
 
 def cuda_only_type(test) -> bool:

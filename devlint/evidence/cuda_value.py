@@ -29,6 +29,10 @@ A private class or function of the file (its name starts with `_`: its module ho
 use) that is constructed or called only there, under such tests (`_State(stream=s) if s is
 not None else None`), is CUDA's as a whole, like code under the test (evidence: the first
 use's test).
+An item or slice of such a value (`streams[0]`, `streams[:3]`) is one too (None has none);
+a closure's free name (`def layer_fn(i): return Layer(alt_stream=alt_stream)` inside the
+constructor that makes it) is the enclosing function's, unless a nested function declares it
+`nonlocal`.
 Limits: statically visible chains only: the producer is a function of the same file (a
 module-level function, or a method called through `self`) and every definition of its name is
 one; the value is followed through assignments to a local name, a module name or a `self`
@@ -36,8 +40,11 @@ attribute of the class (every store into it, in every method, must be such a val
 an unpacking, an augmented assignment, a loop or `with` target is not followed), and into a
 parameter that defaults to None of a module-level function or class (`__init__`) only where
 every reference to that function or class in the file is a call that passes such a value,
-None or nothing (`isinstance` and annotations aside; a reference of any other kind, or
-`*args`/`**kwargs`, and the parameter is the caller's choice); no more than a few steps. A producer that returns a value without a CUDA test on
+None or nothing (`isinstance` and annotations aside, and an attribute of the class,
+`partial(Layer.facts, cfg)`, where the class makes no instance of itself by `cls(...)`,
+`type(self)(...)` or `__class__`; a reference of any other kind, a subclass of the file, or
+`*args`/`**kwargs`, and the parameter is the caller's choice); no more than twelve steps
+(a model handing a stream down `Model -> Stack -> Layer -> MoE` takes two a level). A producer that returns a value without a CUDA test on
 some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
 `device_count()` (without a compute-capability test beside it) is none either: that test is
 itself a finding, and its fix makes the value on any accelerator, so the code that tests the

@@ -95,6 +95,19 @@ class TorchCudaApi(Rule):
               "        torch.cuda.reset_peak_memory_stats()\n\n"
               "    def prewarm(self):\n        if not current_platform.is_cuda():\n"
               "            return None\n        return self._peak()\n"),
+        # a method that uses a stream made only on CUDA (else None, handed down through the
+        # constructor) on every path runs only on CUDA (uses-cuda-value)
+        Valid("import torch\n\n\nclass MoE:\n    def __init__(self, alt_stream=None):\n"
+              "        self.alt_stream = alt_stream\n\n"
+              "    def forward_dual(self, x):\n        current = torch.cuda.current_stream()\n"
+              "        self.alt_stream.wait_stream(current)\n        return x\n\n\n"
+              "class Model:\n    def __init__(self):\n"
+              "        s = make_stream() if current_platform.is_cuda() else None\n"
+              "        self.moe = MoE(alt_stream=s)\n"),
+        # after a loop that returns unless each element is on CUDA (cuda-guard)
+        Valid("import torch\n\n\ndef free(videos):\n    for v in videos:\n"
+              "        if v.device.type != 'cuda':\n            return None\n"
+              "    return torch.cuda.mem_get_info(videos[0].device)\n"),
         # the fallback for a torch without torch.accelerator, dead where the project's torch
         # (here the vllm profile's pinned one) always has it (version-fallback)
         Valid('import torch\n\n\ndef device():\n    return (torch.accelerator.current_accelerator()\n'
@@ -205,6 +218,44 @@ class TorchCudaApi(Rule):
               "      and (is_sm_at_least_100() and cuda_at_least(12, 8)) or is_MI350())\n"),
     ]
     invalid = [
+        # ... not where an element may skip the test (a `continue` before it)
+        Invalid("import torch\n\n\ndef free(videos):\n    for v in videos:\n"
+                "        if v.dim() == 3:\n            continue\n"
+                "        if v.device.type != 'cuda':\n            return None\n"
+                "    return torch.cuda.mem_get_info(videos[0].device)\n",
+                "import torch\n\n\ndef free(videos):\n    for v in videos:\n"
+                "        if v.dim() == 3:\n            continue\n"
+                "        if v.device.type != 'cuda':\n            return None\n"
+                "    return torch.get_device_module().mem_get_info(videos[0].device)\n"),
+        # the use of the CUDA-only value is not on every path: under an `if`, or after a
+        # return (uses-cuda-value's limits)
+        Invalid("import torch\n\n\nclass MoE:\n    def __init__(self):\n"
+                "        self.s = make_stream() if current_platform.is_cuda() else None\n\n"
+                "    def forward(self, x):\n        current = torch.cuda.current_stream()\n"
+                "        if x.numel():\n            self.s.wait_stream(current)\n",
+                "import torch\n\n\nclass MoE:\n    def __init__(self):\n"
+                "        self.s = make_stream() if current_platform.is_cuda() else None\n\n"
+                "    def forward(self, x):\n        current = torch.accelerator.current_stream()\n"
+                "        if x.numel():\n            self.s.wait_stream(current)\n"),
+        Invalid("import torch\n\n\nclass MoE:\n    def __init__(self):\n"
+                "        self.s = make_stream() if current_platform.is_cuda() else None\n\n"
+                "    def forward(self, x):\n        current = torch.cuda.current_stream()\n"
+                "        if x is None:\n            return current\n"
+                "        self.s.wait_stream(current)\n",
+                "import torch\n\n\nclass MoE:\n    def __init__(self):\n"
+                "        self.s = make_stream() if current_platform.is_cuda() else None\n\n"
+                "    def forward(self, x):\n        current = torch.accelerator.current_stream()\n"
+                "        if x is None:\n            return current\n"
+                "        self.s.wait_stream(current)\n"),
+        # ... nor an attribute some store fills without a CUDA test
+        Invalid("import torch\n\n\nclass MoE:\n    def __init__(self, s=None):\n"
+                "        self.s = s\n\n"
+                "    def forward(self, x):\n        current = torch.cuda.current_stream()\n"
+                "        self.s.wait_stream(current)\n\n\nm = MoE(make_stream())\n",
+                "import torch\n\n\nclass MoE:\n    def __init__(self, s=None):\n"
+                "        self.s = s\n\n"
+                "    def forward(self, x):\n        current = torch.accelerator.current_stream()\n"
+                "        self.s.wait_stream(current)\n\n\nm = MoE(make_stream())\n"),
         # a private method also called without a CUDA test (self-called-on-cuda's limit)
         Invalid("import torch\n\n\nclass Worker:\n    def _peak(self):\n"
                 "        torch.cuda.synchronize()\n\n"

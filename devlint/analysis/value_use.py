@@ -1,0 +1,171 @@
+"""Functions that use a value made only on CUDA on every path
+(`devlint.evidence.uses_cuda_value`): the statements a function runs before it can return,
+and the uses there of a name or `self` attribute that `analysis.flow` shows to hold only such
+a value or None (`v.attr`, `v[i]`, `v(...)`). Mixed into the triage descent beside
+`ValueFlow`, which asks `uses_cuda_value` about each function that stands over candidates."""
+from __future__ import annotations
+
+import ast
+
+from devlint.analysis.model import _FUNCS
+from devlint.evidence.uses_cuda_value import uses_value_reason
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_LEAVES = (ast.Return, ast.Yield, ast.YieldFrom)
+
+
+def _eager(node):
+    """The nodes of expression `node` that are evaluated whenever it is: not the right operands
+    of `and`/`or`, the arms of a conditional expression, a lambda's body, or a comprehension's
+    element and later clauses (only its first iterable)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.BoolOp):
+            stack.append(n.values[0])
+        elif isinstance(n, ast.IfExp):
+            stack.append(n.test)
+        elif isinstance(n, _COMPREHENSIONS):
+            stack.append(n.generators[0].iter)
+        else:
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _leaves(stmt) -> bool:
+    """`stmt` may return or yield (nested functions and classes aside)."""
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _LEAVES):
+            return True
+        if isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _own(fn):
+    """The nodes of a function's body, not those of nested functions or classes."""
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def _alias(node) -> bool:
+    """`s = self.alt_stream`, `s = streams[0]`: a store that only names a value made
+    elsewhere (the targets of every other store count as made here)."""
+    v = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    while isinstance(v, ast.Subscript):
+        v = v.value
+    return isinstance(v, ast.Name) or (isinstance(v, ast.Attribute)
+                                       and isinstance(v.value, ast.Name)
+                                       and v.value.id == "self")
+
+
+def _targets(node):
+    """The names and attributes `node` stores into (`x`, `self.x`), as written."""
+    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store,
+                                                                           ast.Del)):
+        yield ast.unparse(node)
+    elif isinstance(node, ast.Global):
+        yield from node.names
+
+
+def _used(node):
+    """The object `node` uses, where None would fail there: `v` of `v.attr`, `v[i]`, `v(...)`
+    (a dunder attribute exists on None)."""
+    if isinstance(node, ast.Attribute) and not (node.attr.startswith("__")
+                                                 and node.attr.endswith("__")):
+        return node.value
+    if isinstance(node, ast.Subscript):
+        return node.value
+    if isinstance(node, ast.Call):
+        return node.func
+    return None
+
+
+def _suppresses(item) -> bool:
+    """A `with` item that may swallow the error (`contextlib.suppress(...)`)."""
+    f = item.context_expr.func if isinstance(item.context_expr, ast.Call) else None
+    return getattr(f, "attr", getattr(f, "id", "")) == "suppress"
+
+
+class ValueUse:
+    """Needs `ValueFlow.value_level` and `self.f`."""
+
+    def uses_cuda_value(self, fn, klass):
+        """The Reason where `fn` uses a value made only on CUDA (else None) on every path it
+        can return by, a value it does not store itself (then its own code makes it, under
+        its own test, and what runs before that test runs anywhere); None otherwise."""
+        nodes = list(_own(fn))
+        aliased = {id(t) for n in nodes if _alias(n)
+                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+        self._stored_here = {t for n in nodes if id(n) not in aliased for t in _targets(n)}
+        found = self._first_use(fn.body, fn, klass)
+        if not found:
+            return None
+        node, (level, evidence) = found
+        return uses_value_reason(level, ast.unparse(node), evidence, self.f.path)
+
+    def _first_use(self, body, fn, klass):
+        for st in body:
+            if isinstance(st, (*_FUNCS, ast.ClassDef)):
+                continue
+            if isinstance(st, (ast.With, ast.AsyncWith)):
+                for item in st.items:
+                    found = self._use_in(item.context_expr, fn, klass)
+                    if found:
+                        return found
+                if any(_suppresses(item) for item in st.items):
+                    return None
+                found = self._first_use(st.body, fn, klass)
+                if found is not None:  # a use, or a return before one (False)
+                    return found
+                continue
+            if isinstance(st, (ast.Assert, ast.If)) and self.value_test(st.test, fn, klass):
+                return None  # `assert s is not None`: cuda-value's own evidence from here on
+            if isinstance(st, (ast.If, ast.While)):
+                roots = [st.test]
+            elif isinstance(st, (ast.For, ast.AsyncFor)):
+                roots = [st.iter]
+            elif isinstance(st, ast.Try) or type(st).__name__ in ("TryStar", "Match"):
+                roots = [getattr(st, "subject", None)] if hasattr(st, "subject") else []
+            else:
+                roots = [st]
+            for root in roots:
+                found = self._use_in(root, fn, klass)
+                if found:
+                    return found
+            if isinstance(st, ast.If) and st.orelse:  # used in both arms, before they return
+                arms = [self._first_use(st.body, fn, klass),
+                        self._first_use(st.orelse, fn, klass)]
+                if all(arms):
+                    return arms[0]
+            if _leaves(st):
+                return False
+        return None
+
+    def _use_in(self, root, fn, klass):
+        """(used node, (level, evidence)) of the first object `root` always uses that holds
+        only a value made on CUDA, or None."""
+        for n in _eager(root):
+            if isinstance(n, (ast.Lambda, *_COMPREHENSIONS)):
+                continue
+            v = _used(n)
+            if isinstance(v, ast.Name) and (v.id == "self" or v.id in self.f.aliases):
+                continue  # the instance, an imported module or name
+            if isinstance(v, ast.Name) or (
+                    isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)
+                    and v.value.id == "self" and klass is not None):
+                if ast.unparse(v) in self._stored_here:
+                    continue  # made here: the function's own test stands before its use
+                lv = self.value_level(v, fn, klass)
+                if lv is not None:
+                    return v, lv
+        return None

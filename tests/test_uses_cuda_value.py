@@ -1,0 +1,181 @@
+"""Issue 18 (values): a function that uses a value made only on CUDA (else None) on every path
+runs only on CUDA (uses-cuda-value); cuda-value follows such a value down a model's
+constructors; the limits keep the findings."""
+from __future__ import annotations
+
+import pytest
+
+from devlint.api import check_source
+
+_MOE = ("import torch\n\n\nclass MoE:\n    def __init__(self, alt_stream=None):\n"
+        "        self.alt_stream = alt_stream\n\n"
+        "    def forward_dual(self, x):\n        current = torch.cuda.current_stream()\n"
+        "{use}        return x\n\n\n")
+_MAKER = ("class Model:\n    def __init__(self):\n"
+          "        s = make_stream() if current_platform.is_cuda() else None\n"
+          "        self.moe = MoE(alt_stream=s)\n")
+
+
+def _codes(text):
+    return sorted(d.code for d in check_source(text, path="pkg/mod.py", profile="torch"))
+
+
+def _exempt(text):
+    from devlint.api import _settings, _to_bytes, process
+
+    res = process(_to_bytes(text), "pkg/mod.py", _settings(None, profile="torch",
+                                                                show_exempt=True))
+    return res.diagnostics, {(e.code, e.principle, e.evidence) for e in res.exempt}
+
+
+@pytest.mark.parametrize("use", [
+    "        self.alt_stream.wait_stream(current)\n",  # an attribute
+    "        with torch.cuda.stream(self.alt_stream), self.alt_stream.priority:\n"
+    "            pass\n",  # in a `with` item
+    "        with ctx():\n            self.alt_stream.synchronize()\n",  # in a `with` body
+    "        y = self.alt_stream.query() or f(x)\n",  # the first operand is always evaluated
+    # through a local alias, an item of it
+    "        s = self.alt_stream\n        s.wait_stream(current)\n",
+    # in both arms of an `if`
+    "        if x:\n            self.alt_stream.wait_stream(current)\n"
+    "        else:\n            y = self.alt_stream.query()\n            return y\n",
+])
+def test_exempt(use):
+    diags, whys = _exempt(_MOE.format(use=use) + _MAKER)
+    assert diags == []
+    assert {(c, p) for c, p, _ in whys if c == "DL401"} == {("DL401", "uses-cuda-value")}
+
+
+def test_reason_names_the_test_that_makes_the_value():
+    diags, whys = _exempt(_MOE.format(use="        self.alt_stream.wait_stream(current)\n")
+                          + _MAKER)
+    assert diags == []
+    assert whys == {("DL401", "uses-cuda-value", "pkg/mod.py:16")}  # `s = ... if ...`
+
+
+@pytest.mark.parametrize("use", [
+    # not on every path: under an `if`, a loop, a `try`, a later operand, a conditional arm
+    "        if x:\n            self.alt_stream.wait_stream(current)\n",
+    "        if x:\n            self.alt_stream.wait_stream(current)\n        else:\n"
+    "            return x\n",
+    "        if x:\n            return x\n        else:\n"
+    "            self.alt_stream.wait_stream(current)\n",
+    "        for _ in x:\n            self.alt_stream.wait_stream(current)\n",
+    "        try:\n            self.alt_stream.wait_stream(current)\n"
+    "        except AttributeError:\n            pass\n",
+    "        y = x and self.alt_stream.query()\n",
+    "        y = self.alt_stream.query() if x else None\n",
+    "        y = [s.query() for s in x if self.alt_stream.query()]\n",
+    "        f = lambda: self.alt_stream.query()\n",
+    # after a return
+    "        if x is None:\n            return None\n        self.alt_stream.wait_stream(current)\n",
+    # a dunder exists on None
+    "        name = self.alt_stream.__class__\n",
+    # an error the `with` swallows
+    "        with contextlib.suppress(AttributeError):\n            self.alt_stream.query()\n",
+    # not used at all, only tested elsewhere
+    "",
+])
+def test_reported(use):
+    assert _codes(_MOE.format(use=use) + _MAKER) == ["DL401"]
+
+
+def test_a_value_not_only_made_on_cuda_keeps_the_finding():
+    # another construction passes a stream made without a CUDA test
+    text = _MOE.format(use="        self.alt_stream.wait_stream(current)\n") + _MAKER \
+        + "\n\nm = MoE(alt_stream=make_stream())\n"
+    assert _codes(text) == ["DL401"]
+
+
+def test_a_value_the_function_makes_itself_keeps_what_runs_before_its_test():
+    # the function's own test makes the value: the code before that test runs anywhere
+    text = ("import torch\n\n\nclass Pool:\n    def __init__(self, t):\n"
+            "        torch.cuda.set_device(0)\n"
+            "        if not current_platform.is_cuda():\n            raise ValueError(t)\n"
+            "        self.event = make_event()\n        self.event.record()\n")
+    assert _codes(text) == ["DL401"]
+
+
+def test_a_local_made_here_is_its_own_test():
+    # a local the function makes itself (not an alias): what runs before its test runs anywhere
+    use = ("        s = make_stream() if current_platform.is_cuda() else None\n"
+           "        s.wait_stream(current)\n")
+    assert _codes(_MOE.format(use=use) + _MAKER) == ["DL401"]
+
+
+def test_an_item_of_a_value_made_only_on_cuda():
+    text = ("import torch\n\n\nclass Attn:\n    def __init__(self, streams=None):\n"
+            "        self.streams = streams[:3]\n\n"
+            "    def forward(self, x):\n        if self.streams is not None:\n"
+            "            with torch.cuda.stream(self.streams[0]):\n                return x\n"
+            "        return x\n\n\n"
+            "m = Attn(streams=[make_stream()] if current_platform.is_cuda() else None)\n")
+    assert _codes(text) == []
+
+
+def test_a_flag_is_no_value():
+    # a flag false off CUDA is tested for truth, never used as an object
+    text = ("import torch\n\n\nclass A:\n    def __init__(self):\n"
+            "        self.fused = current_platform.is_cuda() and ok()\n\n"
+            "    def f(self):\n        torch.cuda.synchronize()\n"
+            "        return self.fused.real\n")
+    assert _codes(text) == ["DL401"]
+
+
+# --- cuda-value down a model's constructors -------------------------------------------------
+_CHAIN = ("import torch\n\n\nclass MoE:\n    def __init__(self, alt_stream=None):\n"
+          "        self.alt_stream = alt_stream\n\n"
+          "    def forward(self, x):\n        if self.alt_stream is not None:\n"
+          "            with torch.cuda.stream(self.alt_stream):\n                return x\n"
+          "        return x\n\n\n"
+          "class Layer:\n    def __init__(self, alt_stream=None):\n"
+          "        self.mlp = MoE(alt_stream=alt_stream)\n\n"
+          "    @classmethod\n    def facts(cls, config):\n        return config\n\n\n"
+          "class Stack:\n    def __init__(self, alt_stream=None):\n"
+          "        self.layers = make_layers(lambda i: Layer(alt_stream=alt_stream),\n"
+          "                                  facts=partial(Layer.facts, None))\n\n\n"
+          "class Model:\n    def __init__(self, alt_stream=None):\n"
+          "        self.model = Stack(alt_stream=alt_stream)\n\n\n"
+          "class ForCausalLM:\n    def __init__(self):\n"
+          "        alt_stream = get_stream() if current_platform.is_cuda() else None\n"
+          "        self.model = Model(alt_stream=alt_stream)\n")
+
+
+@pytest.mark.parametrize("text", [
+    _CHAIN,
+    # a factory's class called (not the class itself)
+    _CHAIN.replace("        return config\n", "        return get_impl(config)(config)\n"),
+    # from a closure of the constructor that makes the value
+    _CHAIN.replace("lambda i: Layer(alt_stream=alt_stream)", "layer_fn").replace(
+        "        self.layers = make_layers(",
+        "        def layer_fn(i):\n            return Layer(alt_stream=alt_stream)\n\n"
+        "        self.layers = make_layers("),
+])
+def test_followed_down_the_constructors(text):
+    diags, whys = _exempt(text)
+    assert diags == []
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "get_stream()" in t)
+    assert whys == {("DL402", "cuda-value", f"pkg/mod.py:{line}")}
+
+
+def test_a_closure_that_stores_into_the_name_keeps_the_finding():
+    text = _CHAIN.replace("lambda i: Layer(alt_stream=alt_stream)", "layer_fn").replace(
+        "        self.layers = make_layers(",
+        "        def layer_fn(i):\n            nonlocal alt_stream\n"
+        "            alt_stream = alt_stream or make_stream()\n"
+        "            return Layer(alt_stream=alt_stream)\n\n"
+        "        self.layers = make_layers(")
+    assert _codes(text) == ["DL402"]
+
+
+@pytest.mark.parametrize("change", [
+    # a classmethod that builds the class itself: constructions the file does not name
+    ("        return config\n", "        return cls(alt_stream=make_stream())\n"),
+    ("        return config\n", "        return type(self)(alt_stream=make_stream())\n"),
+    # a subclass: its construction runs the base's `__init__`
+    ("class Stack:", "class Layer2(Layer):\n    pass\n\n\nclass Stack:"),
+    # the class itself handed on
+    ("partial(Layer.facts, None)", "partial(Layer, None)"),
+])
+def test_constructor_chain_limits(change):
+    assert _codes(_CHAIN.replace(*change)) == ["DL402"]
