@@ -1,0 +1,377 @@
+"""Functions whose every caller in the package runs on CUDA only, across modules
+(`devlint.evidence.cuda_callers`, the `only-called-on-cuda` principle): a helper of a generic
+utils module that only CUDA-only modules, CUDA guards, CUDA dispatch arms or other such
+functions call.
+
+Per file with findings left by the other passes: the module-level function (or the private
+method of a module-level class) around each finding is the target; its call sites are read
+through the package's importers index (`Project.importers`, the same one `index` uses) and a
+walk of each calling file's statements on the rows naming it (`walker._CudaWalker`, extended
+here to say which function or method holds each use and whether it is a call). A site counts
+when its module is CUDA-only (`Project.cuda_only`), it stands under a CUDA test or in a scope
+CUDA-only by its name, imports or runtime use, in a CUDA dispatch arm (`xtwins`), or in a
+function or private method that is itself only called on CUDA by this rule (a fixpoint, at
+most `_MAX_DEPTH` callers deep). Answers are memoized per run (the walks per file and name)."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from devlint.analysis.method_uses import _reported_test
+from devlint.analysis.model import _EXITS
+from devlint.engine.project.package import _spans, package_of, rows_naming
+from devlint.engine.project.walker import _CudaWalker
+from devlint.evidence import cuda_callers
+
+_NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_MAX_DEPTH = 3  # callers of callers followed, at most
+_ALL = re.compile(r"^__all__\b", re.M)
+
+
+def caller_findings(project, results, kept) -> dict:
+    """{absolute path: {(start, code): Reason}} of the findings, still `kept(diag, path)` by
+    the other passes, in functions (or private methods) every call of which in the package
+    runs on CUDA only."""
+    state = _State(project)
+    out = {}
+    for res in results:
+        if not res.diagnostics or not res.path.endswith(".py"):
+            continue
+        path = os.path.abspath(res.path)
+        diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
+        if not diags:
+            continue
+        pkg = package_of(path)
+        tree = project.tree(path) if pkg else None
+        if tree is None:
+            continue
+        found = {}
+        for d in diags:
+            target = _target(tree, d.location[0])
+            if target is None:
+                continue
+            got = state.established(path, pkg[1], pkg[0], target, 0, ())
+            if got is None:
+                continue
+            why, by_test = got
+            if by_test and d.table_api:
+                continue  # a table API selected by a platform test: as under an in-file guard
+            found[(d.start, d.code)] = why
+        if found:
+            out[path] = found
+    return out
+
+
+def _first_row(stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+
+
+def _in_body(fn, row: int) -> bool:
+    return bool(fn.body) and fn.body[0].lineno <= row <= (fn.end_lineno or fn.lineno)
+
+
+def _target(tree, row: int):
+    """("f", name) of the module-level function whose body holds `row`, ("m", class, name)
+    of the method of a module-level class, else None (module-level code, a class body, a
+    header that runs at import)."""
+    for st in tree.body:
+        if not _first_row(st) <= row <= (st.end_lineno or st.lineno):
+            continue
+        if isinstance(st, _FUNCS):
+            return ("f", st.name) if _in_body(st, row) else None
+        if isinstance(st, ast.ClassDef):
+            for m in st.body:
+                if isinstance(m, _FUNCS) and _first_row(m) <= row <= (m.end_lineno or m.lineno):
+                    return ("m", st.name, m.name) if _in_body(m, row) else None
+        return None
+    return None
+
+
+class _SiteWalker(_CudaWalker):
+    """`_CudaWalker` recording every use of the watched names, on CUDA or not, with the
+    function or method of a module-level class that holds it (None: module-level code or a
+    class body) and whether it is called. attrs: also watch `self.<name>` / `cls.<name>`."""
+
+    def __init__(self, path, text, tree, names, skip=None, attrs=False):
+        super().__init__(path, text, tree, set(names))
+        self.skip_target = skip  # ("f", name) | ("m", class, name): its own body is not walked
+        self.attrs = attrs
+        self.uses: list = []  # (row, why, holder, called, node)
+        self.klass = None
+
+    def polarity(self, test) -> int:
+        # a test that is a finding itself (`x.is_cuda`, `device.type == "cuda"`) establishes
+        # nothing: its fix sends the other accelerators to what it guards
+        return 0 if _reported_test(test) else super().polarity(test)
+
+    def block(self, body, why) -> None:
+        """The base walk, and in a function's block: a site in a block that always runs a
+        CUDA-only kernel (before the site, or after it with no exit between) runs on CUDA."""
+        if why is not None or self.depth == 0:
+            return super().block(body, why)
+        kernels = None
+        for i, stmt in enumerate(body):
+            if _spans(stmt, self.rows):
+                here = why
+                if here is None:
+                    if kernels is None:
+                        kernels = [cuda_callers.kernel_call(s) for s in body]
+                    here = _kernel_near(body, kernels, i, self.facts.path)
+                self.statement(stmt, here)
+            if why is None and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                    and isinstance(stmt.body[-1], _EXITS) and self.polarity(stmt.test) < 0:
+                why = "test"  # `if not <cuda>: return` guards the rest of the block
+        return None
+
+    def statement(self, stmt, why) -> None:
+        if isinstance(stmt, (*_FUNCS, ast.ClassDef)) and self.depth <= 1:
+            if self.depth == 0 and isinstance(stmt, ast.ClassDef):
+                klass, self.klass = self.klass, stmt.name
+                try:
+                    holder, self.holder = self.holder, None
+                    super().statement(stmt, why)
+                finally:
+                    self.klass, self.holder = klass, holder
+                return
+            if isinstance(stmt, _FUNCS):
+                me = ("f", stmt.name) if self.depth == 0 else \
+                    ("m", self.klass, stmt.name) if self.klass else None
+                if me is not None and me == self.skip_target:
+                    for node in _header(stmt):
+                        self.expr(node, why)
+                    return
+                if me is not None:
+                    holder, self.holder = self.holder, me
+                    try:
+                        self._def(stmt, why)
+                    finally:
+                        self.holder = holder
+                    return
+        super().statement(stmt, why)
+
+    def _def(self, stmt, why) -> None:
+        """A def, its holder already set: its header runs where it is defined (the enclosing
+        holder), its body under the scope's own reason."""
+        holder, self.holder = self.holder, None  # a def's header runs at import
+        try:
+            for node in _header(stmt):
+                self.expr(node, why)
+        finally:
+            self.holder = holder
+        if why is None:
+            from devlint.evidence.cuda_only_scope import _scope_reason
+
+            why = _scope_reason(stmt, self.facts.source(stmt)) or None
+        self.depth += 1
+        try:
+            self.block(stmt.body, why)
+        finally:
+            self.depth -= 1
+
+    def expr(self, node, why) -> None:
+        calls = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in self.names and isinstance(n.ctx, ast.Load):
+                self.uses.append((n.lineno, why, self.holder, id(n) in calls, n))
+            elif self.attrs and isinstance(n, ast.Attribute) and n.attr in self.names:
+                own = isinstance(n.value, ast.Name) and n.value.id in ("self", "cls") \
+                    and isinstance(n.ctx, ast.Load)
+                self.uses.append((n.lineno, why, self.holder, own and id(n) in calls, n))
+
+
+def _kernel_near(body, kernels, i, path):
+    """The Reason of a CUDA-only kernel call that runs whenever `body[i]` does: a statement
+    of the block before it, or after it with no exit (`return`, `raise`, `break`,
+    `continue`) in between."""
+    for j in range(i):
+        if kernels[j] is not None:
+            return cuda_callers.kernel_reason(kernels[j], path)
+    for j in range(i, len(body)):
+        if kernels[j] is not None and j > i:
+            return cuda_callers.kernel_reason(kernels[j], path)
+        if _exits(body[j]):
+            return None
+    return None
+
+
+def _exits(stmt) -> bool:
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _EXITS):
+            return True
+        if isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)) and n is not stmt:
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _header(stmt) -> list:
+    from devlint.engine.project.walker import _header as header
+
+    return header(stmt)
+
+
+class _State:
+    """One run's answers: which targets are only called on CUDA, and the walks behind them."""
+
+    def __init__(self, project):
+        self.project = project
+        self.memo: dict = {}  # (path, target, depth) -> (Reason, by_test) | None
+        self.walks: dict = {}  # (path, names, skip, attrs) -> [uses] | None
+        self.spans: dict = {}  # path -> [(first, last, Reason)] of CUDA dispatch arms
+        self.modules: dict = {}  # path -> why the module is CUDA-only | None
+
+    # --- what one file says ---------------------------------------------------------------
+    def uses(self, path, names, skip=None, attrs=False):
+        key = (path, tuple(sorted(names)), skip, attrs)
+        if key not in self.walks:
+            text = self.project.text(path)
+            tree = self.project.tree(path) if text else None
+            if tree is None:
+                self.walks[key] = None
+            elif not rows_naming(text, names):
+                self.walks[key] = []
+            else:
+                w = _SiteWalker(path, text, tree, names, skip, attrs)
+                try:
+                    w.run()
+                    self.walks[key] = w.uses
+                except RecursionError:
+                    self.walks[key] = None
+        return self.walks[key]
+
+    def module_reason(self, path, root):
+        if path not in self.modules:
+            pkg = package_of(path)
+            self.modules[path] = pkg and self.project.cuda_only(path, pkg[1], root) or None
+        return self.modules[path]
+
+    def arm(self, path, row):
+        """The Reason of the CUDA dispatch arm (or private method only such arms call) of
+        the file holding `row` (`xtwins`), or None."""
+        if path not in self.spans:
+            from devlint.engine.project.xtwins import _ARM, _cuda_spans
+
+            text = self.project.text(path)
+            spans = []
+            if text and _ARM.search(text):
+                tree = self.project.tree(path)
+                pkg = package_of(path)
+                if tree is not None and pkg is not None:
+                    try:
+                        spans = _cuda_spans(self.project, path, pkg, tree)
+                    except RecursionError:
+                        spans = []
+            self.spans[path] = spans
+        return next((why for first, last, why in self.spans[path] if first <= row <= last),
+                    None)
+
+    # --- the principle --------------------------------------------------------------------
+    def established(self, path, modname, root, target, depth, stack):
+        """(Reason, whether a platform test is what selects CUDA somewhere) when every call
+        of `target` in the package runs on CUDA only, else None."""
+        key = (path, target, depth)
+        if key in self.memo:
+            return self.memo[key]
+        if depth > _MAX_DEPTH or (path, target) in stack:
+            return None
+        stack = stack + ((path, target),)
+        self.memo[key] = None  # while deciding
+        if target[0] == "f":
+            sites = self._function_sites(path, modname, root, target[1])
+        else:
+            sites = self._method_sites(path, target[1], target[2])
+        found = None
+        if sites:
+            found = self._judge(sites, root, depth, stack, target)
+        self.memo[key] = found
+        return found
+
+    def _judge(self, sites, root, depth, stack, target):
+        first, by_test = None, False
+        for p, row, why, holder, called in sites:
+            ev = None
+            module = self.module_reason(p, root)
+            if module:
+                ev = cuda_callers.site(p, row, f"its module is CUDA-only ({module})")
+            elif why:
+                by_test = by_test or why == "test"
+                ev = cuda_callers.site(p, row, "under a test that establishes CUDA"
+                                       if why == "test" else str(why))
+            else:
+                arm = self.arm(p, row)
+                if arm is not None:
+                    ev = cuda_callers.site(p, row, str(arm))
+                elif holder is not None and called:
+                    pkg = package_of(p)
+                    up = pkg and self.established(p, pkg[1], root, holder, depth + 1, stack)
+                    if up:
+                        by_test = by_test or up[1]
+                        ev = cuda_callers.site(p, row, f"in `{_name(holder)}`, itself only "
+                                               f"called on CUDA ({up[0].location})")
+            if ev is None:
+                return None
+            first = first or ev
+        return cuda_callers.reason(_name(target), first), by_test
+
+    def _function_sites(self, path, modname, root, name):
+        """[(path, row, why, holder, called)] of every use of the module-level function
+        `name` of `path` in the package; None when one cannot be followed."""
+        project = self.project
+        if not name.startswith("_") and cuda_callers.exported(project.text(path) or "", name):
+            return None  # listed in `__all__`: public API, callers outside are not seen
+        top = modname.split(".")[0]
+        index = project.importers(root, top)
+        if project._through_a_parent(index, modname, name, path):
+            return None  # `from pkg import mod; mod.name(...)`: not followed
+        sites = []
+        own = self.uses(path, {name}, skip=("f", name))
+        if own is None:
+            return None
+        sites.extend((path, *u[:4]) for u in own)
+        for p in sorted(index.get(modname, {})):
+            locals_ = sorted({local for n, local in index[modname][p] if n in (name, "*")})
+            if p == path or not locals_:
+                continue
+            if "*" in locals_:
+                return None  # `import pkg.mod` / a star import: not followed
+            uses = self.uses(p, set(locals_))
+            if not uses:
+                return None  # imported and never used: a re-export, not followed
+            if os.path.basename(p) == "__init__.py" or cuda_callers.exported(
+                    project.text(p) or "", *locals_):
+                return None  # re-exported by a package: public API
+            sites.extend((p, *u[:4]) for u in uses)
+        return sites
+
+    def _method_sites(self, path, klass, name):
+        """Sites of the private method `klass.name`, every mention of which in its file is a
+        `self.name(...)` call in a method of its class; None otherwise."""
+        if not name.startswith("_") or name.startswith("__"):
+            return None
+        tree = self.project.tree(path)
+        cls = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == klass),
+                   None) if tree is not None else None
+        if cls is None or sum(1 for s in cls.body if getattr(s, "name", None) == name) != 1:
+            return None
+        uses = self.uses(path, {name}, skip=("m", klass, name), attrs=True)
+        if not uses:
+            return None
+        sites = []
+        for row, why, holder, called, node in uses:
+            if not (called and holder and holder[0] == "m" and holder[1] == klass):
+                return None  # a bare name, another object's attribute, a value
+            sites.append((path, row, why, holder, called))
+        from devlint.engine.project.xtwins import _self_calls
+
+        # strings (`getattr(self, "_m")`) and mentions the walk did not enter
+        if any(fn is None for fn in _self_calls(tree, cls).get(name, [])):
+            return None
+        return sites
+
+
+def _name(target) -> str:
+    return target[1] if target[0] == "f" else f"{target[1]}.{target[2]}"
