@@ -248,3 +248,59 @@ def test_a_block_that_always_runs_a_cuda_only_kernel(tmp_path, caller, exempt):
     write_package(tmp_path, {"pkg/quant/utils.py": HELPER, "pkg/ops.py": "def sync():\n    pass\n",
                              "pkg/layers/w4a8.py": caller}, dedent=True)
     assert findings(tmp_path) == ([] if exempt else KEPT)
+
+
+SAMPLER = """\
+    import torch
+
+
+    class Sampler:
+        def __init__(self, n):
+            self.buf = torch.empty(n, device="cuda")
+
+        def step(self, x):
+            return x.to("cuda")
+    """
+
+BACKEND = """\
+    from pkg.utils.sampler import Sampler
+
+
+    def make_flashinfer_sampler(n: int) -> Sampler:
+        return Sampler(n)
+    """
+
+
+@pytest.mark.parametrize("other, exempt", [
+    # an annotation or an isinstance test builds nothing
+    ("from pkg.utils.sampler import Sampler\n\n\ndef check(s: Sampler):\n"
+     "    return isinstance(s, Sampler)\n", True),
+    ("from pkg.utils.sampler import Sampler\n\n\ndef make(n):\n    return Sampler(n)\n", False),
+    # a subclass may be built anywhere
+    ("from pkg.utils.sampler import Sampler\n\n\nclass Other(Sampler):\n    pass\n", False),
+    # the class handed on as a value
+    ("from pkg.utils.sampler import Sampler\n\nKINDS = [Sampler]\n", False),
+])
+def test_the_methods_of_a_class_only_constructed_on_cuda(tmp_path, other, exempt):
+    write_package(tmp_path, {"pkg/utils/sampler.py": SAMPLER,
+                             "pkg/kernels/backend.py": BACKEND}, dedent=True)
+    write_package(tmp_path, {"pkg/layers/other.py": other})
+    assert findings(tmp_path) == ([] if exempt else [
+        ("pkg/utils/sampler.py", 6, "DL103"), ("pkg/utils/sampler.py", 9, "DL101")])
+
+
+def test_a_namespace_package_is_followed_too(tmp_path):
+    # `pkg/srt/` has no `__init__.py`: its modules are named through their absolute imports
+    files = {"pkg/__init__.py": "",
+             "pkg/srt/quant/utils.py": HELPER,
+             "pkg/srt/kernels/cutlass_w4a8.py": CUTLASS.replace("pkg.quant", "pkg.srt.quant"),
+             "pkg/srt/layers/mixer.py": MIXER.replace("pkg.quant", "pkg.srt.quant")}
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+    assert findings(tmp_path, "pkg") == []
+    (tmp_path / "pkg/srt/layers/generic.py").write_text(
+        "from pkg.srt.quant.utils import convert_scales\n\n\ndef load(layer):\n"
+        "    return convert_scales(layer.scales)\n")
+    assert findings(tmp_path, "pkg") == [("pkg/srt/quant/utils.py", 5, "DL201")]

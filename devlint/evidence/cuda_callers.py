@@ -134,6 +134,14 @@ def reason(name: str, first: Site) -> Reason:
                   first.row)
 
 
+def constructed(method: str, why: Reason) -> Reason:
+    """The Reason of a finding in `method`, whose class is only constructed on CUDA (`why`:
+    the class's own reason)."""
+    text = why.text.replace("every call of", "every construction of", 1)
+    return Reason(PRINCIPLE, f"`{method}` runs only on an instance, and {text}", why.path,
+                  why.line)
+
+
 def _short(path: str) -> str:
     parts = path.replace("\\", "/").split("/")
     return "/".join(parts[-3:])

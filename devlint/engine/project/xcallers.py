@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
@@ -27,7 +26,7 @@ from devlint.evidence import cuda_callers
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_DEPTH = 3  # callers of callers followed, at most
-_ALL = re.compile(r"^__all__\b", re.M)
+_INERT = "inert"  # a use that neither calls nor hands on (an annotation, `isinstance`)
 
 
 def caller_findings(project, results, kept) -> dict:
@@ -43,7 +42,7 @@ def caller_findings(project, results, kept) -> dict:
         diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
         if not diags:
             continue
-        pkg = package_of(path)
+        pkg = state.module(path)
         tree = project.tree(path) if pkg else None
         if tree is None:
             continue
@@ -98,6 +97,7 @@ class _SiteWalker(_CudaWalker):
         super().__init__(path, text, tree, set(names))
         self.skip_target = skip  # ("f", name) | ("m", class, name): its own body is not walked
         self.attrs = attrs
+        self._inert = None
         self.uses: list = []  # (row, why, holder, called, node)
         self.klass = None
 
@@ -128,6 +128,10 @@ class _SiteWalker(_CudaWalker):
     def statement(self, stmt, why) -> None:
         if isinstance(stmt, (*_FUNCS, ast.ClassDef)) and self.depth <= 1:
             if self.depth == 0 and isinstance(stmt, ast.ClassDef):
+                if ("c", stmt.name) == self.skip_target:
+                    for node in _header(stmt):  # its bases and decorators; not its methods,
+                        self.expr(node, why)     # which run only once it exists
+                    return
                 klass, self.klass = self.klass, stmt.name
                 try:
                     holder, self.holder = self.holder, None
@@ -170,10 +174,32 @@ class _SiteWalker(_CudaWalker):
         finally:
             self.depth -= 1
 
+    def inert(self) -> set:
+        """ids of the Names that neither call nor hand on what they name: annotations, the
+        class operand of `isinstance` / `issubclass`."""
+        if self._inert is None:
+            self._inert = set()
+            roots = []
+            for n in ast.walk(self.facts.tree):
+                if isinstance(n, ast.arg) and n.annotation is not None:
+                    roots.append(n.annotation)
+                elif isinstance(n, _FUNCS) and n.returns is not None:
+                    roots.append(n.returns)
+                elif isinstance(n, ast.AnnAssign):
+                    roots.append(n.annotation)
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                        and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2:
+                    roots.append(n.args[1])
+            self._inert = {id(x) for r in roots for x in ast.walk(r)}
+        return self._inert
+
     def expr(self, node, why) -> None:
         calls = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id in self.names and isinstance(n.ctx, ast.Load):
+                if id(n) in self.inert():
+                    self.uses.append((n.lineno, _INERT, self.holder, False, n))
+                    continue
                 self.uses.append((n.lineno, why, self.holder, id(n) in calls, n))
             elif self.attrs and isinstance(n, ast.Attribute) and n.attr in self.names:
                 own = isinstance(n.value, ast.Name) and n.value.id in ("self", "cls") \
@@ -223,6 +249,7 @@ class _State:
         self.walks: dict = {}  # (path, names, skip, attrs) -> [uses] | None
         self.spans: dict = {}  # path -> [(first, last, Reason)] of CUDA dispatch arms
         self.modules: dict = {}  # path -> why the module is CUDA-only | None
+        self.names: dict = {}  # path -> (root, dotted module) | None
 
     # --- what one file says ---------------------------------------------------------------
     def uses(self, path, names, skip=None, attrs=False):
@@ -243,10 +270,33 @@ class _State:
                     self.walks[key] = None
         return self.walks[key]
 
-    def module_reason(self, path, root):
-        if path not in self.modules:
+    def module(self, path):
+        """(root, dotted module) of a file of a package, also of a namespace package (a
+        folder without `__init__.py`, named through the file's own absolute imports)."""
+        if path not in self.names:
             pkg = package_of(path)
-            self.modules[path] = pkg and self.project.cuda_only(path, pkg[1], root) or None
+            if pkg is None:
+                from devlint.engine.project.xtwins import _namespace_module
+
+                pkg = _namespace_module(path, self.project.tree(path)) or _below_package(path)
+            self.names[path] = pkg
+        return self.names[path]
+
+    def module_reason(self, path, root):
+        """Why the module at `path` is CUDA-only, as the stage judges it: in a package, by
+        itself or the CUDA-only modules it always calls; in a namespace package (which the
+        stage does not judge as a whole), by its own name, folder or imports only."""
+        if path not in self.modules:
+            why = None
+            if package_of(path) is not None:
+                why = self.project.cuda_only(path, package_of(path)[1], root)
+            elif self.module(path) is not None:
+                from devlint.engine.project.callees import _OWN_ONLY, _RUNTIME_REASONS
+
+                why = self.project.cuda_only(path, self.module(path)[1], root, depth=_OWN_ONLY)
+                if why and str(why).startswith(_RUNTIME_REASONS):
+                    why = None  # one function of the module may be the one using CUDA IPC
+            self.modules[path] = why or None
         return self.modules[path]
 
     def arm(self, path, row):
@@ -259,7 +309,7 @@ class _State:
             spans = []
             if text and _ARM.search(text):
                 tree = self.project.tree(path)
-                pkg = package_of(path)
+                pkg = self.module(path)
                 if tree is not None and pkg is not None:
                     try:
                         spans = _cuda_spans(self.project, path, pkg, tree)
@@ -280,13 +330,18 @@ class _State:
             return None
         stack = stack + ((path, target),)
         self.memo[key] = None  # while deciding
-        if target[0] == "f":
-            sites = self._function_sites(path, modname, root, target[1])
+        if target[0] in "fc":
+            sites = self._function_sites(path, modname, root, target[1], target[0])
         else:
             sites = self._method_sites(path, target[1], target[2])
         found = None
         if sites:
             found = self._judge(sites, root, depth, stack, target)
+        if found is None and target[0] == "m":
+            # a method runs only where an instance exists: its class constructed on CUDA only
+            up = self.established(path, modname, root, ("c", target[1]), depth, stack)
+            if up is not None:
+                found = cuda_callers.constructed(_name(target), up[0]), up[1]
         self.memo[key] = found
         return found
 
@@ -306,7 +361,7 @@ class _State:
                 if arm is not None:
                     ev = cuda_callers.site(p, row, str(arm))
                 elif holder is not None and called:
-                    pkg = package_of(p)
+                    pkg = self.module(p)
                     up = pkg and self.established(p, pkg[1], root, holder, depth + 1, stack)
                     if up:
                         by_test = by_test or up[1]
@@ -317,9 +372,10 @@ class _State:
             first = first or ev
         return cuda_callers.reason(_name(target), first), by_test
 
-    def _function_sites(self, path, modname, root, name):
+    def _function_sites(self, path, modname, root, name, kind="f"):
         """[(path, row, why, holder, called)] of every use of the module-level function
-        `name` of `path` in the package; None when one cannot be followed."""
+        (kind "f") or class ("c") `name` of `path` in the package, none in the class's own
+        body; None when one cannot be followed."""
         project = self.project
         if not name.startswith("_") and cuda_callers.exported(project.text(path) or "", name):
             return None  # listed in `__all__`: public API, callers outside are not seen
@@ -328,10 +384,10 @@ class _State:
         if project._through_a_parent(index, modname, name, path):
             return None  # `from pkg import mod; mod.name(...)`: not followed
         sites = []
-        own = self.uses(path, {name}, skip=("f", name))
+        own = self.uses(path, {name}, skip=(kind, name))
         if own is None:
             return None
-        sites.extend((path, *u[:4]) for u in own)
+        sites.extend((path, *u[:4]) for u in own if u[1] != _INERT)
         for p in sorted(index.get(modname, {})):
             locals_ = sorted({local for n, local in index[modname][p] if n in (name, "*")})
             if p == path or not locals_:
@@ -344,7 +400,7 @@ class _State:
             if os.path.basename(p) == "__init__.py" or cuda_callers.exported(
                     project.text(p) or "", *locals_):
                 return None  # re-exported by a package: public API
-            sites.extend((p, *u[:4]) for u in uses)
+            sites.extend((p, *u[:4]) for u in uses if u[1] != _INERT)
         return sites
 
     def _method_sites(self, path, klass, name):
@@ -373,5 +429,23 @@ class _State:
         return sites
 
 
+def _below_package(path: str):
+    """(root, dotted module) of a file in a folder without `__init__.py` below a package
+    (`pkg/srt/x.py` under `pkg/__init__.py`), found from the nearest package above it."""
+    d = os.path.dirname(path)
+    for _ in range(8):
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+        if os.path.isfile(os.path.join(d, "__init__.py")):
+            pkg = package_of(os.path.join(d, "__init__.py"))
+            if pkg is None:
+                return None
+            rel = os.path.splitext(os.path.relpath(path, d))[0].split(os.sep)
+            return pkg[0], ".".join([pkg[1], *rel])
+    return None
+
+
 def _name(target) -> str:
-    return target[1] if target[0] == "f" else f"{target[1]}.{target[2]}"
+    return target[1] if target[0] in "fc" else f"{target[1]}.{target[2]}"
