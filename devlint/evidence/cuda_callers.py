@@ -29,9 +29,15 @@ stands under a test that establishes CUDA (or after an early exit without it), i
 function or class CUDA-only by its name, imports or runtime use (`cuda-only-scope`), in the
 CUDA arm of a per-platform dispatch (`forward_cuda` beside a generic twin, also in a base
 class of another module: `cuda-twin`), or in a function or private method that is itself
-only called on CUDA by this rule (at most three callers deep). Evidence: a caller's
-file:line, with why it runs on CUDA only. The finding is dropped as
-`only-called-on-cuda`.
+only called on CUDA by this rule (at most three callers deep), or in a block of a function
+that always runs a CUDA-only kernel library (a call named after CUTLASS, FlashInfer,
+DeepGEMM, CuTe DSL, NVSHMEM, DeepEP, cuBLAS or cuDNN, before the site or after it with no
+exit between: `convert(w); ops.cutlass_encode_and_reorder(w)`; not a question about the
+library, `cutlass_fp8_supported()`, nor one operand of a conditional). A method (public or
+private) of a module-level class every construction of which in the package is such a site
+runs only on CUDA as well: no instance exists elsewhere (an annotation or an `isinstance`
+test builds nothing). Evidence: a caller's file:line, with why it runs on CUDA only. The
+finding is dropped as `only-called-on-cuda`.
 
 Limits: every call site must be seen and resolved: a use of the name as a value (passed
 on, stored, registered as a callback), through the module object (`from pkg import mod;
@@ -42,13 +48,18 @@ importer's) `__all__` is public API whose callers outside the package are not se
 keeps its findings (a public name of a module that does not export it, called only inside
 the package, is judged by its callers: an application's internal helpers are importable
 too); a public method keeps its findings (any object's caller may reach it), and so does a
-private method mentioned in its file other than as `self._m(...)` from its class; a test
+private method mentioned in its file other than as `self._m(...)` from its class, unless
+its class is only constructed on CUDA; a class used otherwise than constructed (a base of
+another class, `C.create()`, handed on as a value) may have instances anywhere; a test
 that is a finding itself (`x.is_cuda`, `device.type == "cuda"`: DL202) establishes nothing
 (its fix lets other accelerators in); a test for a CUDA-alike platform (`is_cuda_alike()`)
 establishes nothing either; where a platform test is what selects CUDA for one caller, a
 table API (`torch.cuda.synchronize()`) stays a finding, as under an in-file guard; ruling
 out the CPU or some platforms is no CUDA test; callers outside the package (tests beside
-it, users) are not seen.
+it, users) are not seen. A module of a folder without `__init__.py` (a namespace part of a
+package) is named through its absolute imports or the package above it; such a caller's
+module counts as CUDA-only by its own name, folder or imports only (the stage does not judge
+it through the modules it calls).
 """
 from __future__ import annotations
 
