@@ -304,3 +304,20 @@ def test_a_namespace_package_is_followed_too(tmp_path):
         "from pkg.srt.quant.utils import convert_scales\n\n\ndef load(layer):\n"
         "    return convert_scales(layer.scales)\n")
     assert findings(tmp_path, "pkg") == [("pkg/srt/quant/utils.py", 5, "DL201")]
+
+
+def test_a_caller_that_uses_the_cuda_runtime_somewhere_does_not_vouch_for_its_calls(tmp_path):
+    # `main` is CUDA-only scope for its own findings (`.cudart`), but the profiler call is
+    # conditional: the helper it calls may run anywhere (Megatron's offline_inference example)
+    write_package(tmp_path, {"pkg/quant/utils.py": HELPER, "pkg/run.py": """\
+        import torch
+
+        from pkg.quant.utils import convert_scales
+
+
+        def main(args, layer):
+            if args.profile:
+                torch.cuda.cudart().cudaProfilerStart()
+            return convert_scales(layer)
+        """}, dedent=True)
+    assert KEPT[0] in findings(tmp_path)

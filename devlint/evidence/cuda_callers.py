@@ -95,6 +95,19 @@ _SKIP = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictC
          ast.GeneratorExp)
 
 
+# a scope CUDA-only by what its body uses somewhere (the CUDA runtime, IPC, green contexts,
+# `DeviceType.CUDA`) may use it under a condition: strong enough for its own findings, not to
+# vouch for every call it makes
+_WEAK_SCOPE = ("uses the CUDA runtime", "uses CUDA IPC", "names the CUDA device type",
+               "uses CUDA green contexts")
+
+
+def strong_scope(reason) -> bool:
+    """Whether a `cuda-only-scope` reason holds for the whole scope (its name, its imports,
+    its stated contract or capability), so that every call in it runs on CUDA."""
+    return not any(w in str(reason) for w in _WEAK_SCOPE)
+
+
 def kernel_call(stmt):
     """(name, line) of a call that `stmt` (a simple statement) always makes into a CUDA-only
     kernel library, by the names it is reached through; else None."""

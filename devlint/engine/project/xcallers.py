@@ -126,53 +126,44 @@ class _SiteWalker(_CudaWalker):
         return None
 
     def statement(self, stmt, why) -> None:
-        if isinstance(stmt, (*_FUNCS, ast.ClassDef)) and self.depth <= 1:
-            if self.depth == 0 and isinstance(stmt, ast.ClassDef):
-                if ("c", stmt.name) == self.skip_target:
-                    for node in _header(stmt):  # its bases and decorators; not its methods,
-                        self.expr(node, why)     # which run only once it exists
-                    return
-                klass, self.klass = self.klass, stmt.name
-                try:
-                    holder, self.holder = self.holder, None
-                    super().statement(stmt, why)
-                finally:
-                    self.klass, self.holder = klass, holder
-                return
-            if isinstance(stmt, _FUNCS):
-                me = ("f", stmt.name) if self.depth == 0 else \
-                    ("m", self.klass, stmt.name) if self.klass else None
-                if me is not None and me == self.skip_target:
-                    for node in _header(stmt):
-                        self.expr(node, why)
-                    return
-                if me is not None:
-                    holder, self.holder = self.holder, me
-                    try:
-                        self._def(stmt, why)
-                    finally:
-                        self.holder = holder
-                    return
-        super().statement(stmt, why)
-
-    def _def(self, stmt, why) -> None:
-        """A def, its holder already set: its header runs where it is defined (the enclosing
-        holder), its body under the scope's own reason."""
-        holder, self.holder = self.holder, None  # a def's header runs at import
+        if not isinstance(stmt, (*_FUNCS, ast.ClassDef)):
+            return super().statement(stmt, why)
+        me = None
+        if self.depth == 0:
+            me = ("c" if isinstance(stmt, ast.ClassDef) else "f", stmt.name)
+        elif self.depth == 1 and self.klass and isinstance(stmt, _FUNCS):
+            me = ("m", self.klass, stmt.name)
+        # decorators, defaults, annotations and bases run where the statement runs: at import
+        # for a module-level def or a method, in the enclosing function for a nested one
+        holder = self.holder
+        if me is not None:
+            self.holder = None
         try:
             for node in _header(stmt):
                 self.expr(node, why)
         finally:
             self.holder = holder
+        if me is not None and me == self.skip_target:
+            return  # its own body (a class's methods run only once it exists)
         if why is None:
             from devlint.evidence.cuda_only_scope import _scope_reason
 
-            why = _scope_reason(stmt, self.facts.source(stmt)) or None
+            found = _scope_reason(stmt, self.facts.source(stmt))
+            if found and cuda_callers.strong_scope(found):
+                why = found
+        klass = self.klass
+        if me is not None and me[0] in "fm":
+            self.holder = me
+        # the methods of a module-level class are targets; a function's body is no class body
+        self.klass = stmt.name if me is not None and me[0] == "c" else None
         self.depth += 1
         try:
             self.block(stmt.body, why)
         finally:
             self.depth -= 1
+            self.holder = holder
+            self.klass = klass
+        return None
 
     def inert(self) -> set:
         """ids of the Names that neither call nor hand on what they name: annotations, the
