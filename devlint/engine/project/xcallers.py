@@ -3,15 +3,17 @@
 utils module that only CUDA-only modules, CUDA guards, CUDA dispatch arms or other such
 functions call.
 
-Per file with findings left by the other passes: the module-level function (or the private
-method of a module-level class) around each finding is the target; its call sites are read
+Per file with findings left by the other passes: the module-level function (or the method
+of a module-level class: called as `self._m(...)` if private, else through its class's
+constructions) around each finding is the target; its call sites are read
 through the package's importers index (`Project.importers`, the same one `index` uses) and a
 walk of each calling file's statements on the rows naming it (`walker._CudaWalker`, extended
 here to say which function or method holds each use and whether it is a call). A site counts
 when its module is CUDA-only (`Project.cuda_only`), it stands under a CUDA test or in a scope
-CUDA-only by its name, imports or runtime use, in a CUDA dispatch arm (`xtwins`), or in a
-function or private method that is itself only called on CUDA by this rule (a fixpoint, at
-most `_MAX_DEPTH` callers deep). Answers are memoized per run (the walks per file and name)."""
+CUDA-only by its name or imports, in a block that always runs a CUDA-only kernel, in a CUDA
+dispatch arm (`xtwins`), or in a function or method that is itself only called on CUDA by
+this rule (a fixpoint, at most `_MAX_DEPTH` callers deep). Answers are memoized per run (the
+walks per file and name); nothing is stored: only files with findings left start a walk."""
 from __future__ import annotations
 
 import ast
