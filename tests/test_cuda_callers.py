@@ -308,16 +308,21 @@ def test_a_namespace_package_is_followed_too(tmp_path):
 
 def test_a_caller_that_uses_the_cuda_runtime_somewhere_does_not_vouch_for_its_calls(tmp_path):
     # `main` is CUDA-only scope for its own findings (`.cudart`), but the profiler call is
-    # conditional: the helper it calls may run anywhere (Megatron's offline_inference example)
+    # conditional: what it calls, and what that calls, may run anywhere (Megatron's
+    # offline_inference example)
     write_package(tmp_path, {"pkg/quant/utils.py": HELPER, "pkg/run.py": """\
         import torch
 
         from pkg.quant.utils import convert_scales
 
 
+        def _run(layer):
+            return convert_scales(layer)
+
+
         def main(args, layer):
             if args.profile:
                 torch.cuda.cudart().cudaProfilerStart()
-            return convert_scales(layer)
+            return _run(layer)
         """}, dedent=True)
     assert KEPT[0] in findings(tmp_path)

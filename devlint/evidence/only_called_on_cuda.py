@@ -11,9 +11,7 @@ by `devlint.engine.project.xcallers`, whose statement and limits are
 `devlint.evidence.cuda_callers`'s.
 Limits: uses the stage cannot see keep the findings (through the module object, a star
 import, a re-export); a table API (`torch.cuda.synchronize()`) selected by a platform test is
-still reported, as under an in-file guard; ruling out the CPU alone is no CUDA test; a
-calling function CUDA-only only by what its body uses somewhere (the CUDA runtime, CUDA IPC:
-`if args.profile: torch.cuda.cudart().cudaProfilerStart()`) does not vouch for its calls.
+still reported, as under an in-file guard; ruling out the CPU alone is no CUDA test.
 """
 from __future__ import annotations
 
