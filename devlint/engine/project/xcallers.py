@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
@@ -95,8 +96,9 @@ class _SiteWalker(_CudaWalker):
     function or method of a module-level class that holds it (None: module-level code or a
     class body) and whether it is called. attrs: also watch `self.<name>` / `cls.<name>`."""
 
-    def __init__(self, path, text, tree, names, skip=None, attrs=False):
+    def __init__(self, path, text, tree, names, skip=None, attrs=False, shared=None):
         super().__init__(path, text, tree, set(names))
+        self.shared = {} if shared is None else shared  # id(tree) -> (tree, inert ids)
         self.skip_target = skip  # ("f", name) | ("m", class, name): its own body is not walked
         self.attrs = attrs
         self._inert = None
@@ -169,7 +171,9 @@ class _SiteWalker(_CudaWalker):
 
     def inert(self) -> set:
         """ids of the Names that neither call nor hand on what they name: annotations, the
-        class operand of `isinstance` / `issubclass`."""
+        class operand of `isinstance` / `issubclass` (once per tree: `shared`)."""
+        if self._inert is None and id(self.facts.tree) in self.shared:
+            self._inert = self.shared[id(self.facts.tree)][1]
         if self._inert is None:
             self._inert = set()
             roots = []
@@ -184,6 +188,9 @@ class _SiteWalker(_CudaWalker):
                         and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2:
                     roots.append(n.args[1])
             self._inert = {id(x) for r in roots for x in ast.walk(r)}
+            if len(self.shared) >= 16:  # each holds its tree (so that its ids stay its own)
+                del self.shared[next(iter(self.shared))]
+            self.shared[id(self.facts.tree)] = (self.facts.tree, self._inert)
         return self._inert
 
     def expr(self, node, why) -> None:
@@ -243,6 +250,7 @@ class _State:
         self.spans: dict = {}  # path -> [(first, last, Reason)] of CUDA dispatch arms
         self.modules: dict = {}  # path -> why the module is CUDA-only | None
         self.names: dict = {}  # path -> (root, dotted module) | None
+        self.inert: dict = {}  # the last walked trees' inert Names (`_SiteWalker.inert`)
 
     # --- what one file says ---------------------------------------------------------------
     def uses(self, path, names, skip=None, attrs=False):
@@ -255,7 +263,7 @@ class _State:
             elif not rows_naming(text, names):
                 self.walks[key] = []
             else:
-                w = _SiteWalker(path, text, tree, names, skip, attrs)
+                w = _SiteWalker(path, text, tree, names, skip, attrs, self.inert)
                 try:
                     w.run()
                     self.walks[key] = w.uses
@@ -414,10 +422,11 @@ class _State:
             if not (called and holder and holder[0] == "m" and holder[1] == klass):
                 return None  # a bare name, another object's attribute, a value
             sites.append((path, row, why, holder, called))
-        from devlint.engine.project.xtwins import _self_calls
-
-        # strings (`getattr(self, "_m")`) and mentions the walk did not enter
-        if any(fn is None for fn in _self_calls(tree, cls).get(name, [])):
+        # every other mention of the name in the text (a string, `getattr(self, "_m")`, a
+        # comment, a row the walk did not enter) keeps the findings: its `def` and the calls
+        # found must be all
+        text = self.project.text(path) or ""
+        if len(re.findall(r"\b%s\b" % re.escape(name), text)) != len(uses) + 1:
             return None
         return sites
 
