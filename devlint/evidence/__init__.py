@@ -65,7 +65,7 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `imported_gate`: a test's skip gate imported from a project module that requires CUDA;
   `imported_guard`: a value an imported project function makes only on CUDA, tested;
   `launched_worker`: a test module's worker entry that its own test launches under a CUDA
-  guard.
+  guard; `cuda_callers`: `only-called-on-cuda` across modules, through callers of callers.
 
 `PRINCIPLES` names them all, each with the module whose docstring states it: the one source
 of `principle_summary` (`devlint rule` and docs/rules/ print it).

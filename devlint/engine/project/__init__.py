@@ -36,6 +36,10 @@ that have findings, and only drops findings; it never adds one:
 - **A test module's worker entry launched under a CUDA guard** (`xworkers`,
   `devlint.evidence.launched_worker`): the `_worker` its `__main__` block runs under
   `--worker`, where its test launches `__file__` only after `if not is_cuda(): skipTest()`.
+- **A function every call of which runs on CUDA only, across modules** (`xcallers`,
+  `devlint.evidence.cuda_callers`): a helper of a generic utils module called only from
+  CUDA-only modules, CUDA dispatch arms, blocks that always run a CUDA-only kernel, or
+  functions (private methods) that are themselves only called on CUDA, a few callers deep.
 - **A function that always calls a CUDA-only function** (`callees`,
   `devlint.evidence.calls_cuda_only`): a test, benchmark or helper whose body calls, outside
   any `if`/`try`, a project function that asserts or raises unless CUDA or a compute
@@ -52,7 +56,8 @@ may matter.
 Modules: `package` (module names, imports), `store` (per-file facts in the cache),
 `gates` (what a text says before a parse), `walker` (uses that stand on CUDA only), `index`
 (the `Project` and its principles), `defaults` (dead parameter defaults), `xgates` (imported skip gates), `xguards` (imported producers), `xworkers` (launched workers), `stage` (the driver: exemptions, keep/filter/apply)
-`records` (what the workers record for it), `callees` (calls into CUDA-requiring functions).
+`records` (what the workers record for it), `callees` (calls into CUDA-requiring functions),
+`xcallers` (functions only CUDA code calls, across modules).
 """
 from __future__ import annotations
 

@@ -115,6 +115,14 @@ def _exemptions(results, project: Project) -> dict:
     # --- end imported gates and guards, launched workers ---
     for path, found in callees.findings(project, results, _KEEP).items():
         out.setdefault(path, Exemption()).callers = found
+    # --- functions every caller of which runs on CUDA, across modules (xcallers) ---
+    from devlint.engine.project.xcallers import caller_findings
+
+    for path, found in caller_findings(project, results,
+                                       lambda d, p: keep(d, out.get(p))).items():
+        ex = out.setdefault(path, Exemption())
+        ex.gated = {**found, **ex.gated}
+    # --- end functions called on CUDA across modules ---
     return out
 
 
