@@ -20,6 +20,9 @@ _BUSY = object()  # a memo entry still being decided
 _FIXED_WITH_IT = {"torch.cuda.is_available", "torch.cuda.device_count",
                   "torch.cuda.is_initialized"}
 _BUDGET = 2000  # values a file may ask about (each memoized); beyond it nothing is followed
+# the nodes `_assigned` answers for: every other node stores nothing
+_STORE_NODES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
+                ast.comprehension, ast.withitem, ast.NamedExpr, ast.Delete)
 
 
 def _is_none(node) -> bool:
@@ -52,6 +55,7 @@ class ValueFlow:
         self._budget = _BUDGET  # questions left for this file
         self._global_decl: dict | None = None  # name -> functions declaring it global
         self._outer: dict | None = None  # id(nested def) -> (enclosing def, its class)
+        self._store_cache: dict = {}  # body key -> (body, `_store_nodes(body)`)
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -304,30 +308,43 @@ class ValueFlow:
         visit(body, None, None)
         return out
 
+    def _store_nodes(self, body):
+        """The nodes of `_stores(body)`'s roots that can store (the only ones `_assigned`
+        answers for), in walk order, with the level and evidence of their statement. Walked
+        once per body and file: every name and attribute asked about walks the same body (a
+        5,000-line model runner's class, once per `self.` attribute). The cache holds the body,
+        so the ids in its key are not reused while it lives."""
+        if not body:
+            return []
+        key = (id(body[0]), id(body[-1]), len(body))
+        hit = self._store_cache.get(key)
+        if hit is None:
+            hit = (body, [(n, level, evidence) for root, level, evidence in self._stores(body)
+                          for n in ast.walk(root) if isinstance(n, _STORE_NODES)])
+            self._store_cache[key] = hit
+        return hit[1]
+
     def _store_levels(self, body, is_target, function, klass, depth):
         """[(level, evidence)] of the values `body` stores into `is_target`'s targets, None
         where one is not followed or may exist off CUDA, [] where nothing is stored."""
         levels = []
-        for root, level, evidence in self._stores(body, function, klass):
-            for n in ast.walk(root):
-                if isinstance(n, ast.Lambda):
+        for n, level, evidence in self._store_nodes(body):
+            for v in self._assigned(n, is_target):
+                if v is None:
+                    return None
+                if _is_none(v) or (self._truth and isinstance(v, ast.Constant)
+                                   and not v.value):
                     continue
-                for v in self._assigned(n, is_target):
-                    if v is None:
-                        return None
-                    if _is_none(v) or (self._truth and isinstance(v, ast.Constant)
-                                       and not v.value):
-                        continue
-                    if level is not None:  # stored under a CUDA test
-                        levels.append((level, evidence))
-                        continue
-                    lv = self.value_level(v, function, klass, depth + 1)
-                    if lv is None and self._truth:  # a flag: `_is_cuda and not disabled`
-                        on_true = self._test_level(v)[0]
-                        lv = None if on_true is None else (on_true, v)
-                    if lv is None:
-                        return None
-                    levels.append(lv)
+                if level is not None:  # stored under a CUDA test
+                    levels.append((level, evidence))
+                    continue
+                lv = self.value_level(v, function, klass, depth + 1)
+                if lv is None and self._truth:  # a flag: `_is_cuda and not disabled`
+                    on_true = self._test_level(v)[0]
+                    lv = None if on_true is None else (on_true, v)
+                if lv is None:
+                    return None
+                levels.append(lv)
         return levels
 
     @staticmethod
