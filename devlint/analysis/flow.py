@@ -2,10 +2,15 @@
 which functions return a value only under a CUDA test (else None), which names and `self`
 attributes hold only such values (or None), and which tests of them (`is not None`, truth,
 `assert`) therefore establish CUDA. Mixed into the triage descent, which asks `value_test`
-about the `if`s, early exits and asserts that stand over candidates."""
+about the `if`s, early exits and asserts that stand over candidates.
+
+Size: ~525 lines, one mixin whose parts (producers, names and attributes, stores, tests) call each other
+through the same memo, budget and taint state; the per-file caches of the stores and the
+functions' own nodes (`_store_nodes`, `_own_functions`) belong with them."""
 from __future__ import annotations
 
 import ast
+from collections import deque
 
 from devlint.analysis.imported import imported_producer
 from devlint.analysis.model import _EXITS, _FUNCS
@@ -56,6 +61,7 @@ class ValueFlow:
         self._global_decl: dict | None = None  # name -> functions declaring it global
         self._outer: dict | None = None  # id(nested def) -> (enclosing def, its class)
         self._store_cache: dict = {}  # body key -> (body, `_store_nodes(body)`)
+        self._own_fns = None  # `_own_functions()`
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -191,12 +197,11 @@ class ValueFlow:
         if self._global_decl is None:
             self._global_decl = {}
             if "global " in self.f.text:
-                for fn in ast.walk(self.f.tree):
-                    if isinstance(fn, _FUNCS):
-                        for n in _own_nodes(fn):
-                            if isinstance(n, ast.Global):
-                                for name in n.names:
-                                    self._global_decl.setdefault(name, []).append(fn)
+                for fn, own in self._own_functions()[1]:
+                    for n in own:
+                        if isinstance(n, ast.Global):
+                            for name in n.names:
+                                self._global_decl.setdefault(name, []).append(fn)
         return self._global_decl
 
     def _enclosing(self) -> dict:
@@ -204,12 +209,36 @@ class ValueFlow:
         if self._outer is None:
             self._outer = {}
             klass_of = self._klass_of()
-            for fn in ast.walk(self.f.tree):
-                if isinstance(fn, _FUNCS):
-                    for n in _own_nodes(fn):
-                        if isinstance(n, _FUNCS):
-                            self._outer[id(n)] = (fn, klass_of.get(id(fn)))
+            for fn, own in self._own_functions()[1]:
+                for n in own:
+                    if isinstance(n, _FUNCS):
+                        self._outer[id(n)] = (fn, klass_of.get(id(fn)))
         return self._outer
+
+    def _own_functions(self):
+        """(None, [(function, the Global and def nodes among its `_own_nodes`)]) in
+        `ast.walk` order: one walk of the tree for `_globals` and `_enclosing`, instead of
+        a walk of each function's own nodes after a walk of the tree."""
+        if self._own_fns is None:
+            order, own = [], {}
+            queue = deque([(self.f.tree, None)])
+            while queue:
+                node, fn = queue.popleft()
+                if isinstance(node, _FUNCS):
+                    if fn is not None:
+                        own[id(fn)].append(node)
+                    order.append(node)
+                    own[id(node)] = []
+                    body = {id(st) for st in node.body}
+                    queue.extend((c, node if id(c) in body else None)
+                                 for c in ast.iter_child_nodes(node))
+                    continue
+                if fn is not None and isinstance(node, ast.Global):
+                    own[id(fn)].append(node)
+                inner = None if isinstance(node, (ast.ClassDef, ast.Lambda)) else fn
+                queue.extend((c, inner) for c in ast.iter_child_nodes(node))
+            self._own_fns = (None, [(fn, own[id(fn)]) for fn in order])
+        return self._own_fns
 
     def _module_defs(self) -> dict:
         if self._defs is None:
