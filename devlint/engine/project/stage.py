@@ -119,7 +119,7 @@ def _exemptions(results, project: Project) -> dict:
     from devlint.engine.project.xcallers import caller_findings
 
     for path, found in caller_findings(project, results,
-                                       lambda d, p: keep(d, out.get(p))).items():
+                                       lambda d, p: keep(d, out.get(p)), key_of).items():
         ex = out.setdefault(path, Exemption())
         ex.gated = {**found, **ex.gated}
     # --- end functions called on CUDA across modules ---

@@ -13,7 +13,7 @@ when its module is CUDA-only (`Project.cuda_only`), it stands under a CUDA test 
 CUDA-only by its name or imports, in a block that always runs a CUDA-only kernel, in a CUDA
 dispatch arm (`xtwins`), or in a function or method that is itself only called on CUDA by
 this rule (a fixpoint, at most `_MAX_DEPTH` callers deep). Answers are memoized per run (the
-walks per file and name); nothing is stored: only files with findings left start a walk."""
+walks per file and name), and the answer of each package is stored like `xgates`'."""
 from __future__ import annotations
 
 import ast
@@ -24,6 +24,7 @@ from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
 from devlint.engine.project.package import _spans, package_of, rows_naming
 from devlint.engine.project.walker import _CudaWalker
+from devlint.engine.project.xgates import per_package
 from devlint.evidence import cuda_callers
 
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
@@ -32,38 +33,64 @@ _MAX_DEPTH = 3  # callers of callers followed, at most
 _INERT = "inert"  # a use that neither calls nor hands on (an annotation, `isinstance`)
 
 
-def caller_findings(project, results, kept) -> dict:
+def caller_findings(project, results, kept, key_of=None) -> dict:
     """{absolute path: {(start, code): Reason}} of the findings, still `kept(diag, path)` by
     the other passes, in functions (or private methods) every call of which in the package
-    runs on CUDA only."""
+    runs on CUDA only. With the stage's `key_of`, the answer of a package is stored beside the
+    other passes' (`xgates.per_package`, keyed by the package key and the places of the
+    findings left), so a warm run walks no caller; a namespace module (no package) is answered
+    each run."""
     state = _State(project)
-    out = {}
+    left = []
     for res in results:
         if not res.diagnostics or not res.path.endswith(".py"):
             continue
         path = os.path.abspath(res.path)
         diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
-        if not diags:
-            continue
-        pkg = state.module(path)
-        tree = project.tree(path) if pkg else None
-        if tree is None:
-            continue
-        found = {}
-        for d in diags:
-            target = _target(tree, d.location[0])
-            if target is None:
-                continue
-            got = state.established(path, pkg[1], pkg[0], target, 0, ())
-            if got is None:
-                continue
-            why, by_test = got
-            if by_test and d.table_api:
-                continue  # a table API selected by a platform test: as under an in-file guard
-            found[(d.start, d.code)] = why
-        if found:
-            out[path] = found
+        if diags:
+            left.append(_Left(res.path, diags))
+
+    def answer(project, path, res, deps):
+        return _file_callers(state, project, path, res.diagnostics)
+
+    stored = [r for r in left if key_of is not None and package_of(r.path) is not None]
+    out = per_package(project, stored, key_of, _NEVER, "xcallers", "called", answer) \
+        if stored else {}
+    for r in left:
+        if key_of is None or package_of(r.path) is None:
+            path = os.path.abspath(r.path)
+            found = answer(project, path, r, {})
+            if found:
+                out[path] = found
     return out
+
+
+class _Left:
+    """A file's findings the other passes left (what `per_package` keys and answers)."""
+    __slots__ = ("path", "diagnostics")
+
+    def __init__(self, path, diagnostics):
+        self.path, self.diagnostics = path, diagnostics
+
+
+def _file_callers(state, project, path: str, diags) -> dict:
+    pkg = state.module(path)
+    tree = project.tree(path) if pkg else None
+    if tree is None:
+        return {}
+    found = {}
+    for d in diags:
+        target = _target(tree, d.location[0])
+        if target is None:
+            continue
+        got = state.established(path, pkg[1], pkg[0], target, 0, ())
+        if got is None:
+            continue
+        why, by_test = got
+        if by_test and d.table_api:
+            continue  # a table API selected by a platform test: as under an in-file guard
+        found[(d.start, d.code)] = why
+    return found
 
 
 def _first_row(stmt) -> int:
