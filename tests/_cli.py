@@ -16,14 +16,16 @@ def run(*args, cwd):
                           text=True, cwd=cwd, env=env)
 
 
-def write_package(root, files: dict, dedent: bool = False):
+def write_package(root, files: dict, dedent: bool = False, namespace=()):
     """Write {relative path: text} under `root`, with an `__init__.py` in every directory
-    between a file and `root` (so each is a package)."""
+    between a file and `root` (so each is a package), except the directories named in
+    `namespace` (relative, `/`-separated: namespace packages)."""
     for rel, text in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         for d in [p.parent, *p.parent.parents]:
             if d == root:
                 break
-            (d / "__init__.py").touch()
+            if os.path.relpath(d, root).replace(os.sep, "/") not in namespace:
+                (d / "__init__.py").touch()
         p.write_text(textwrap.dedent(text) if dedent else text)

@@ -6,20 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
-from _cli import run
+from _cli import run, write_package
 
 
 def write(root, files: dict, namespace=()):
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        for d in [p.parent, *p.parent.parents]:
-            if d == root:
-                break
-            if os.path.relpath(d, root).replace(os.sep, "/") not in namespace:
-                (d / "__init__.py").touch()
-        p.write_text(textwrap.dedent(text))
+    write_package(root, files, dedent=True, namespace=namespace)
 
 
 def findings(root, *paths):

@@ -8,7 +8,7 @@ import os
 import textwrap
 
 import pytest
-from _cli import run
+from _cli import run, write_package
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -218,14 +218,7 @@ CHAIN = {
 
 def write(root, files):
     (root / ".git").mkdir(exist_ok=True)
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        for d in [p.parent, *p.parent.parents]:
-            if d == root:
-                break
-            (d / "__init__.py").touch()
-        p.write_text(text)
+    write_package(root, files)
 
 
 def test_project_stage_exemptions_are_listed_cold_and_warm(tmp_path):

@@ -53,15 +53,16 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
     def answer(project, path, res, deps):
         return _file_callers(state, project, path, res.diagnostics)
 
-    stored = [r for r in left if key_of is not None and package_of(r.path) is not None]
+    stored, each_run = [], []
+    for r in left:
+        (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
     out = per_package(project, stored, key_of, _NEVER, "xcallers", "called", answer) \
         if stored else {}
-    for r in left:
-        if key_of is None or package_of(r.path) is None:
-            path = os.path.abspath(r.path)
-            found = answer(project, path, r, {})
-            if found:
-                out[path] = found
+    for r in each_run:
+        path = os.path.abspath(r.path)
+        found = answer(project, path, r, {})
+        if found:
+            out[path] = found
     return out
 
 
