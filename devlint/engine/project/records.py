@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from devlint.engine.project import callees
+import devlint.engine.project.callees as callees
 from devlint.engine.project.gates import _text_reason
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import imports_of, package_of

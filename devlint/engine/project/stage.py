@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 from devlint.engine.cache import RACY_S
-from devlint.engine.project import callees
+import devlint.engine.project.callees as callees
 from devlint.engine.project.defaults import candidates, dead_defaults, has_candidates
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import package_of
