@@ -229,6 +229,9 @@ class TorchCudaApi(Rule):
               "        if bs in self._logged or not torch.cuda.is_available():\n"
               "            return\n        self._logged.add(bs)\n"
               '        logger.info("captured batch size %d", bs)\n'),
+        # a module named for cuDNN wraps NVIDIA's kernels (cuda-only-module, its name)
+        Valid("import torch\n\n\ndef run(x):\n    torch.cuda.synchronize()\n    return x\n",
+              path="attn_cudnn_kernels.py"),
         # a flag or detector named after the build it detects asks which build torch is
         Valid("import torch\nIS_ROCM = torch.cuda.is_available() and torch.version.hip is not None\n"),
         Valid("import torch\n\n\ndef is_rocm():\n"
