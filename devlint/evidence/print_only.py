@@ -246,7 +246,8 @@ def print_only_reason(stmt, path: str | None, scope=None) -> Reason | None:
     if not isinstance(stmt, ast.If) or not stmt.body:
         return None
     if all(_reports(s, scope) for s in stmt.body) and (
-            not stmt.orelse or all(_reports(s, scope) for s in stmt.orelse)):
+            not stmt.orelse or all(_reports(s, scope) for s in stmt.orelse)) \
+            and not all(_reset(s) for s in stmt.body):  # a reset alone reports nothing
         return Reason("print-only", "the test only chooses a message (its branch only logs, "
                       "prints or measures for a report)", path, stmt.lineno)
     if _report_exit(stmt, scope):
@@ -295,7 +296,7 @@ def switched_report_reason(facts, statement, path: str | None, scope=None) -> Re
         test = test.value
     if not isinstance(test, ast.Name) or parent.orelse:
         return None
-    if not all(_reports(s, scope) for s in parent.body):
+    if not all(_reports(s, scope) for s in parent.body) or all(_reset(s) for s in parent.body):
         return None
     return Reason("print-only", "an opt-in report: the branch of a switch that only measures "
                   "memory and prints it", path, parent.lineno)

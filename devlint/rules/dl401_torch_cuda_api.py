@@ -475,7 +475,8 @@ class TorchCudaApi(Rule):
                 "        peak = torch.cuda.max_memory_allocated()\n        assert peak < 2**30\n"
                 "    return model(x)\n",
                 "import torch\n\n\ndef run(model, x, check_mem=False):\n    if check_mem:\n"
-                "        peak = torch.get_device_module().max_memory_allocated() if torch.accelerator.is_available() else 0\n"
+                "        peak = torch.get_device_module().max_memory_allocated()"
+                " if torch.accelerator.is_available() else 0\n"
                 "        assert peak < 2**30\n    return model(x)\n"),
         # a comparison is no switch: the branch runs in every normal run
         Invalid("import torch\n\n\ndef report(rank):\n    if rank == 0:\n"
@@ -492,6 +493,15 @@ class TorchCudaApi(Rule):
                 "    if torch.accelerator.is_available():\n"
                 '        logs.update({"mem": torch.get_device_module().memory_allocated()})\n'
                 "    return logs\n"),
+        # a reset alone reports nothing (under a guard, or a switch)
+        Invalid('import torch\n\n\ndef f(print_mem):\n    if torch.cuda.is_available():\n'
+                '        torch.cuda.reset_peak_memory_stats()\n    if print_mem:\n'
+                '        torch.cuda.reset_peak_memory_stats()\n',
+                'import torch\n\n\ndef f(print_mem):\n    if torch.accelerator.is_available():\n'
+                '        torch.get_device_module().reset_peak_memory_stats()\n    if print_mem:\n'
+                '        if torch.accelerator.is_available():\n'
+                '            torch.get_device_module().reset_peak_memory_stats()\n',
+                count=2),
         # limits: a test whose other branch does work chooses behaviour; a function named after
         # CUDA graphs (capturing one or not: the synchronisations around a capture have generic
         # forms, vLLM #37566)
