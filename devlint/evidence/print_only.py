@@ -159,9 +159,9 @@ def _own_reads(stmt, name) -> bool:
 def _only_reported(names, scope) -> bool:
     """Every read of `names` in `scope` (a function, or the module) is by a report: a message
     or logger call, a metrics dict filled for one, or a statistic measured for one (whose own
-    name must then be only reported too)."""
+    name must then be only reported too); and some report reads one."""
     body = list(_statements(scope.body))
-    todo, seen = list(names), set()
+    todo, seen, reported = list(names), set(), False
     while todo:
         name = todo.pop()
         if name in seen:
@@ -171,6 +171,7 @@ def _only_reported(names, scope) -> bool:
             if not _own_reads(st, name):
                 continue
             if _sink(st):
+                reported = True
                 continue
             filled = _filled(st)
             if filled is not None and (not isinstance(st, ast.Assign)
@@ -179,15 +180,20 @@ def _only_reported(names, scope) -> bool:
                     return False
                 todo.append(filled)  # `d["mem"] = peak`: `d` must be only reported
                 continue
-            target = _measured(st) or (st.targets[0].id if isinstance(st, ast.Assign)
-                                       and len(st.targets) == 1
-                                       and isinstance(st.targets[0], ast.Name)
-                                       and _arithmetic(st.value) else None)
+            target = _measured(st) or _derived(st)
             if target is not None:
                 todo.append(target)  # `delta = peak - base`: `delta` must be only reported
                 continue
             return False
-    return True
+    return reported  # a value nothing reports is no report (a flag, a dead store)
+
+
+def _derived(stmt) -> str | None:
+    """The name `stmt` assigns arithmetic on other names to (`delta = peak / 2**20`)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name) and _arithmetic(stmt.value):
+        return stmt.targets[0].id
+    return None
 
 
 def _arithmetic(expr) -> bool:
@@ -205,7 +211,7 @@ def _reports(stmt, scope) -> bool:
         return True
     if scope is None:
         return False
-    measured = _measured(stmt)
+    measured = _measured(stmt) or _derived(stmt)
     if measured is not None:
         return _only_reported([measured], scope)
     filled = _filled(stmt)
