@@ -262,3 +262,50 @@ def test_a_cuda_toolkit_version_gate_establishes_a_cuda_build():
     assert _api_reasons("if torch.version.cuda is None:\n    torch.cuda.synchronize()\n")[2] is None
     assert _api_reasons("if torch.version.cuda is not None:\n    torch.cuda.synchronize()\n")[2] \
         .principle == "cuda-guard"
+
+
+# --- print-only: reports (messages, memory statistics measured for them, metrics dicts) ------
+
+_SWITCHED = ("def run(model, x, print_mem=False):\n    if print_mem:\n"
+             "        torch.cuda.reset_peak_memory_stats()\n"
+             "        base = torch.cuda.memory_allocated()\n    y = model(x)\n"
+             "    if print_mem:\n        peak = torch.cuda.max_memory_allocated() - base\n"
+             "        delta = peak / 2**20\n        print(f'{delta:.1f} MB')\n    return y\n")
+
+
+@pytest.mark.parametrize("text, row, evidence_row", [
+    # an opt-in report under a switch: the resets and statistics of its branches
+    (_SWITCHED, 3, 2), (_SWITCHED, 4, 2), (_SWITCHED, 7, 6),
+    # the guard of a metrics dict that only a logger reads
+    ("def log(acc, loss):\n    logs = {'loss': loss}\n    if torch.cuda.is_available():\n"
+     "        logs['mem'] = torch.cuda.memory_allocated()\n    acc.log(logs)\n", 3, 3),
+    # the early exit of a function whose rest only logs (once per key)
+    ("def log_once(self, k):\n    if k in self._seen or not torch.cuda.is_available():\n"
+     "        return\n    self._seen.add(k)\n    logger.info('k=%s', k)\n", 2, 2),
+])
+def test_print_only_reports(text, row, evidence_row):
+    why = _api_reasons(text)[row]
+    assert why is not None and why.principle == "print-only", why
+    assert why.location == f"pkg/mod.py:{evidence_row + 1}"
+
+
+@pytest.mark.parametrize("text, row", [
+    # a statistic whose value decides: an assert, through arithmetic
+    (_SWITCHED.replace("        print(f'{delta:.1f} MB')\n", "        assert delta < 9\n"), 7),
+    (_SWITCHED.replace("        print(f'{delta:.1f} MB')\n", "        assert delta < 9\n"), 4),
+    # a comparison is no switch; a statistic in the main flow stays a finding
+    ("def f(rank):\n    if rank == 0:\n        peak = torch.cuda.max_memory_allocated()\n"
+     "        print(peak)\n", 3),
+    ("def f():\n    peak = torch.cuda.max_memory_allocated()\n    print(peak)\n", 2),
+    # a dict handed to anything but a logger, or not only built from displays
+    ("def f(loss):\n    logs = {'loss': loss}\n    if torch.cuda.is_available():\n"
+     "        logs['mem'] = torch.cuda.memory_allocated()\n    return logs\n", 3),
+    ("def f(logs):\n    if torch.cuda.is_available():\n"
+     "        logs['mem'] = torch.cuda.memory_allocated()\n    acc.log(logs)\n", 2),
+    # an early exit whose rest does more than report
+    ("def f(self):\n    if not torch.cuda.is_available():\n        return\n"
+     "    logger.info('sync')\n    self.step()\n", 2),
+])
+def test_limits_of_print_only(text, row):
+    why = _api_reasons(text)[row]
+    assert why is None or why.principle != "print-only", why

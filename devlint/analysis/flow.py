@@ -369,7 +369,7 @@ class ValueFlow:
                     continue
                 lv = self.value_level(v, function, klass, depth + 1)
                 if lv is None and self._truth:  # a flag: `_is_cuda and not disabled`
-                    on_true = self._test_level(v)[0]
+                    on_true = self._test_level(v, function, klass)[0]  # chains: `a and _is_hip`
                     lv = None if on_true is None else (on_true, v)
                 if lv is None:
                     return None

@@ -5,8 +5,10 @@ torch.cuda.get_device_properties(0).multi_processor_count`, the else-branch of `
 is_cuda_alike(): return None`: the branch runs only on CUDA or on ROCm, and PyTorch's ROCm
 build *is* the "cuda" device type, so its `torch.cuda` module is the right API on both (the
 same reason a ROCm file is CUDA-alike, `cuda_only_module`).
-Evidence: the test (a call of `is_cuda_alike()` or `is_rocm()`, also one operand of an `and`,
-or negated before an early exit), and its line.
+Evidence: the test (a call of `is_cuda_alike()`, `is_rocm()` or `is_hip()`, its name in sglang
+and older vLLM, also one operand of an `and`, or negated before an early exit), and its line;
+a flag assigned from one, also through a chain of flags (`_use_aiter = env and _is_hip`, then
+`use_fused = _use_aiter and ok`), is followed as `cuda_value` follows flags.
 Limits: only the `torch.cuda` API rules (DL401-DL404) honour it; a device literal, a
 visibility variable or a backend name under the same test is still reported (the platform
 names its own: upstream vLLM fixed `CUDA_VISIBLE_DEVICES` under `if is_cuda_alike():`, and
@@ -21,7 +23,8 @@ import ast
 
 from devlint.evidence import Reason
 
-_ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm"})
+# `is_hip()` is `is_rocm()` under another name (sglang, older vLLM): true only on ROCm
+_ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
 
 
 def alike_polarity(test) -> int:

@@ -17,7 +17,10 @@ class Layer:
 ```
 A flag works the same way for a truth test: a name or `self` attribute only ever assigned a
 test that is true only on CUDA (`self.use_fusion = _is_cuda and not disabled`), or False,
-makes `if self.use_fusion:` CUDA's. A producer whose every value other than None is computed under a test that establishes CUDA
+makes `if self.use_fusion:` CUDA's; so does a chain of flags, each assigned an `and` one
+operand of which is the previous flag (`_use_aiter = get_bool_env_var(...) and _is_hip`,
+`use_fused = _use_aiter and supported`: ROCm's, `cuda-alike-guard`). An `or` establishes
+nothing, nor does a flag stored anywhere with another value (a function's `global` store too). A producer whose every value other than None is computed under a test that establishes CUDA
 (an `if`, the else-branch of the opposite test, an early `if not is_cuda(): return None`, a
 `x if is_cuda() else None`) returns None elsewhere; a name or `self` attribute that only ever
 holds such values (or None) is not None, and is true, only on CUDA. So the code under

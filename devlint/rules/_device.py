@@ -17,7 +17,9 @@ from devlint.evidence.load_location import load_location_reason
 from devlint.evidence.hip_device import hip_device_reason, hip_scope_reason
 from devlint.evidence.mock_target import mock_target_reason
 from devlint.evidence.not_a_device import annotation_reason
-from devlint.evidence.print_only import print_only_reason
+from devlint.evidence.print_only import (
+    RESETS, STATISTICS, print_only_reason, switched_report_reason,
+)
 from devlint.evidence.version_fallback import version_fallback_reason
 from devlint.profiles.torch_api import entries_by_name
 
@@ -91,8 +93,11 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
         if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
-            printed = (print_only_reason(w.statement, facts.path)
-                       or build_query_reason(w.statement, facts.path, w.function))
+            scope = w.function or facts.tree
+            printed = (print_only_reason(w.statement, facts.path, scope)
+                       or build_query_reason(w.statement, facts.path, w.function)
+                       or (api and _statistic(node)
+                           and switched_report_reason(facts, w.statement, facts.path, scope)))
             if printed:
                 return printed
     return (facts.cuda_only_scope(node) or hip_scope_reason(facts, node)
@@ -102,6 +107,13 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             or load_location_reason(facts, node)
             or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
             or fake_tensor_reason(facts, node) or version_fallback_reason(facts, node))
+
+
+def _statistic(node) -> bool:
+    """The candidate is a CUDA memory statistic or its reset (`torch.cuda.memory_allocated`)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return isinstance(node, ast.Attribute) and node.attr in STATISTICS | RESETS
 
 
 def _torch_cuda_api_rule(facts) -> bool:

@@ -1,4 +1,8 @@
-"""DL401 torch-cuda-api."""
+"""DL401 torch-cuda-api.
+
+Size: ~560 lines, most of them the rule's valid and invalid examples (its tests and its docs),
+which show each principle's evidence next to its limits.
+"""
 from __future__ import annotations
 
 import ast
@@ -203,6 +207,31 @@ class TorchCudaApi(Rule):
         # print-only: the test only chooses a message
         Valid('import torch\nif len(m) > 1 and torch.cuda.device_count() > 1:\n'
               '    logger.warning("the model is spread over several GPUs")\n'),
+        # a flag chain (`_use_aiter = env and _is_hip`, then a local `and` of it) establishes
+        # ROCm (cuda-alike-guard)
+        Valid("import torch\n_is_hip = is_hip()\n"
+              '_use_aiter = get_bool_env_var("USE_AITER") and _is_hip\n\n\ndef shuffle(layer):\n'
+              "    use_fused = _use_aiter and layer.supported\n    if use_fused:\n"
+              "        torch.cuda.empty_cache()\n"),
+        # print-only: an opt-in memory report under a switch (its values only printed)
+        Valid("import torch\n\n\ndef run(model, x, print_mem=False):\n    if print_mem:\n"
+              "        torch.cuda.reset_peak_memory_stats()\n"
+              "        base = torch.cuda.memory_allocated()\n    y = model(x)\n"
+              "    if print_mem:\n        peak = torch.cuda.max_memory_allocated() - base\n"
+              '        print(f"peak {peak / 2**20:.1f} MB")\n    return y\n'),
+        # print-only: the guard only adds a statistic to a dict handed to a logger
+        Valid("import torch\n\n\ndef log_step(accelerator, loss, step):\n"
+              '    logs = {"loss": loss}\n    if torch.cuda.is_available():\n'
+              '        logs.update({"mem": torch.cuda.memory_allocated() / 2**20})\n'
+              "    accelerator.log(logs, step=step)\n"),
+        # print-only: an early exit of a function whose rest only logs (once)
+        Valid("import torch\n\n\nclass Runner:\n    def _log_once(self, bs):\n"
+              "        if bs in self._logged or not torch.cuda.is_available():\n"
+              "            return\n        self._logged.add(bs)\n"
+              '        logger.info("captured batch size %d", bs)\n'),
+        # a module named for cuDNN wraps NVIDIA's kernels (cuda-only-module, its name)
+        Valid("import torch\n\n\ndef run(x):\n    torch.cuda.synchronize()\n    return x\n",
+              path="attn_cudnn_kernels.py"),
         # a flag or detector named after the build it detects asks which build torch is
         Valid("import torch\nIS_ROCM = torch.cuda.is_available() and torch.version.hip is not None\n"),
         Valid("import torch\n\n\ndef is_rocm():\n"
@@ -423,6 +452,56 @@ class TorchCudaApi(Rule):
         # a patch target names what the test replaces (`mock-target`); the replacement runs
         Invalid('import torch\nfrom unittest.mock import patch\n\nwith patch('
                 '"torch.cuda.synchronize", torch.cuda.empty_cache):\n    run()\n', None),
+        # limits of the flag chain: `or` establishes nothing
+        Invalid("import torch\n_is_hip = is_hip()\n"
+                '_use_aiter = get_bool_env_var("USE_AITER") or _is_hip\n\n\ndef shuffle(layer):\n'
+                "    if _use_aiter:\n        torch.cuda.empty_cache()\n",
+                "import torch\n_is_hip = is_hip()\n"
+                '_use_aiter = get_bool_env_var("USE_AITER") or _is_hip\n\n\ndef shuffle(layer):\n'
+                "    if _use_aiter:\n        if torch.accelerator.is_available():\n"
+                "            torch.get_device_module().empty_cache()\n"),
+        # a flag reassigned elsewhere with another value establishes nothing
+        Invalid("import torch\n_is_hip = is_hip()\n"
+                '_use_aiter = get_bool_env_var("USE_AITER") and _is_hip\n\n\ndef configure(cfg):\n'
+                "    global _use_aiter\n    _use_aiter = cfg.use_aiter\n\n\ndef shuffle(layer):\n"
+                "    if _use_aiter:\n        torch.cuda.empty_cache()\n",
+                "import torch\n_is_hip = is_hip()\n"
+                '_use_aiter = get_bool_env_var("USE_AITER") and _is_hip\n\n\ndef configure(cfg):\n'
+                "    global _use_aiter\n    _use_aiter = cfg.use_aiter\n\n\ndef shuffle(layer):\n"
+                "    if _use_aiter:\n        if torch.accelerator.is_available():\n"
+                "            torch.get_device_module().empty_cache()\n"),
+        # limits of print-only: a statistic whose value decides (an assert)
+        Invalid("import torch\n\n\ndef run(model, x, check_mem=False):\n    if check_mem:\n"
+                "        peak = torch.cuda.max_memory_allocated()\n        assert peak < 2**30\n"
+                "    return model(x)\n",
+                "import torch\n\n\ndef run(model, x, check_mem=False):\n    if check_mem:\n"
+                "        peak = torch.get_device_module().max_memory_allocated()"
+                " if torch.accelerator.is_available() else 0\n"
+                "        assert peak < 2**30\n    return model(x)\n"),
+        # a comparison is no switch: the branch runs in every normal run
+        Invalid("import torch\n\n\ndef report(rank):\n    if rank == 0:\n"
+                '        torch.cuda.reset_peak_memory_stats()\n        print("reset")\n',
+                "import torch\n\n\ndef report(rank):\n    if rank == 0:\n"
+                "        if torch.accelerator.is_available():\n"
+                "            torch.get_device_module().reset_peak_memory_stats()\n"
+                '        print("reset")\n'),
+        # the dict of statistics is returned, not handed to a logger
+        Invalid('import torch\n\n\ndef stats(loss):\n    logs = {"loss": loss}\n'
+                "    if torch.cuda.is_available():\n"
+                '        logs.update({"mem": torch.cuda.memory_allocated()})\n    return logs\n',
+                'import torch\n\n\ndef stats(loss):\n    logs = {"loss": loss}\n'
+                "    if torch.accelerator.is_available():\n"
+                '        logs.update({"mem": torch.get_device_module().memory_allocated()})\n'
+                "    return logs\n"),
+        # a reset alone reports nothing (under a guard, or a switch)
+        Invalid('import torch\n\n\ndef f(print_mem):\n    if torch.cuda.is_available():\n'
+                '        torch.cuda.reset_peak_memory_stats()\n    if print_mem:\n'
+                '        torch.cuda.reset_peak_memory_stats()\n',
+                'import torch\n\n\ndef f(print_mem):\n    if torch.accelerator.is_available():\n'
+                '        torch.get_device_module().reset_peak_memory_stats()\n    if print_mem:\n'
+                '        if torch.accelerator.is_available():\n'
+                '            torch.get_device_module().reset_peak_memory_stats()\n',
+                count=2),
         # limits: a test whose other branch does work chooses behaviour; a function named after
         # CUDA graphs (capturing one or not: the synchronisations around a capture have generic
         # forms, vLLM #37566)
