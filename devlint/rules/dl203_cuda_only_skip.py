@@ -70,7 +70,7 @@ class CudaOnlySkip(Rule):
     exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
                  "test-double", "only-called-on-cuda", "calls-cuda-only", "cuda-kernel-source",
                  "entry-gate",
-                 "capability-gate", "cuda-only-test")
+                 "capability-gate", "cuda-only-test", "imported-flag")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
