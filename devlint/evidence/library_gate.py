@@ -13,8 +13,9 @@ fused_layer_norm_cuda`, `smoothquant_cuda = SmoothquantBuilder().load()`: torch'
 Evidence: the module-level statement that sets the flag (file:line of the `try` body's
 assignment, or of `FLAG = is_xformers_available()`), for the findings in the body the gate
 covers (a decorated test's, a decorated class's, the module's tests under a `pytestmark`,
-the rest of a test after `if not FLAG: pytest.skip(...)`) and for a CUDA availability gate
-stacked with it on the same test (`capability_gate`).
+the rest of a test after `if not FLAG: pytest.skip(...)`, and likewise the rest of any
+function after `if not FLAG: return ...`: an NVML energy monitor's `if not has_nvml: return
+0.0`) and for a CUDA availability gate stacked with it on the same test (`capability_gate`).
 The libraries: cuda_only.toml `gate_stacks` and `imports` (xformers, flash-attn and its
 FlashAttention-3 packages, apex, MSLK, DeepEP, DeepGEMM, FlashInfer, CUTLASS ...), matched on
 the imported module's top-level name.
