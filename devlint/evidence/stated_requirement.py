@@ -9,14 +9,6 @@ be a sentence or a list item of its own (`Requires CUDA.`, `- PyTorch with CUDA 
 `CUDA only.`): `CUDA-only primitives, so on ROCm we ...` describes something else, and a
 statement that also names another platform (`requires CUDA or XPU`) is no CUDA contract. Test
 modules are never CUDA-only by their docstring: their gates say where they run.
-
-So is a test's CUDA skip gate whose own reason states that what the test exercises works only
-on CUDA (`skipif(not torch.cuda.is_available(), reason="bitsandbytes 8-bit Adam only works
-for CUDA")`, `reason="the IPC all-to-all transport is CUDA-only"`): the author says the
-subject, not the test, is CUDA's, and a generic gate would run the test where it must fail
-(`gate_reason`, for DL203). Limits: a reason that only says what the test needs ("requires
-CUDA", "CUDA not available", "needs a GPU") states nothing about the subject; one that also
-names another platform is none.
 """
 from __future__ import annotations
 
@@ -85,27 +77,3 @@ def scope_reason(scope, path: str | None) -> Reason | None:
                           f"is CUDA-only (`{line.strip()[:60]}`)", path,
                           scope.body[0].lineno + offset)
     return None
-
-
-# a skip reason saying that the thing under test works on CUDA only
-_GATE_STATED = re.compile(
-    r"(?i)\bonly (?:works|runs|supported|available|implemented) (?:for|on|with|in) CUDA\b"
-    r"|\b(?:works|runs|is supported|is implemented) (?:for |on |with )?CUDA only\b"
-    r"|\b(?:is|are) CUDA[- ]only\b|\(CUDA[- ]only\)")
-
-
-def gate_reason(mark, path: str | None) -> Reason | None:
-    """The reason for a skip mark (`skipif(...)`, `skipUnless(...)`) whose own reason text
-    states that the tested feature works only on CUDA, else None."""
-    if not isinstance(mark, ast.Call):
-        return None
-    text = next((k.value for k in mark.keywords if k.arg in ("reason", "msg")), None)
-    if text is None and len(mark.args) > 1:
-        text = mark.args[1]
-    if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
-        return None
-    m = _GATE_STATED.search(text.value)
-    if m is None or _OTHER.search(text.value):
-        return None
-    return Reason("stated-requirement", "the gate's reason states that what the test exercises "
-                  f"works only on CUDA (`{text.value.strip()[:60]}`)", path, mark.lineno)
