@@ -17,6 +17,7 @@ from devlint.analysis.model import (
 from devlint.evidence import several_platforms
 from devlint.evidence.capability import called_at_import, met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
+from devlint.evidence.library_gate import exit_reason as library_exit_reason
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
 from devlint.evidence.cuda_guard import (
     _alike_polarity, _is_type_checking, guard_reason, loop_exit_test,
@@ -134,6 +135,13 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
             return Where(where.function, where.klass,
                          alike_guard_reason(stmt.test, self.f.path, "assert"),
                          where.tensor_guard, None, where.level)
+        if not where.guarded and isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                and self._exits(stmt.body[-1]):
+            # `if not HAVE_FA3: pytest.skip(...)`: a library of GPU kernels only (library_gate)
+            lib = library_exit_reason(stmt.test, self.f.tree, self.f.path)
+            if lib is not None:
+                return Where(where.function, where.klass, lib, where.tensor_guard, None,
+                             where.level)
         return where
 
     def statement(self, stmt, where: Where):

@@ -8,6 +8,7 @@ import ast
 
 from devlint.analysis.model import _EXITS, _FUNCS
 from devlint.evidence.capability import applied_mark, module_names, requiring_mark
+from devlint.evidence.library_gate import mark_reason as library_mark_reason
 from devlint.evidence.capability_gate import capability_reason
 from devlint.evidence.cuda_backend import backend_reason, is_backend_test
 from devlint.evidence.cuda_build import cuda_build_test
@@ -288,6 +289,12 @@ class GuardTests:
             # parametrisation every value of which is gated (`devlint.evidence.capability`)
             if requiring_mark(d, names):
                 return guard_reason("gate", d, self.f.path)
+        # a gate on a module flag set only where a library of GPU kernels imports
+        # (`devlint.evidence.library_gate`)
+        for d in self._bound_among(decorators):
+            why = library_mark_reason(d, self.f.tree, self.f.path)
+            if why is not None:
+                return why
         return None
 
     def _module_gate(self, body):

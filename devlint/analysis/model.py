@@ -151,31 +151,37 @@ class FileFacts:
         for scope in (found[0] if found else None, w.function, w.klass):
             if scope is None:
                 continue
-            key = id(scope)
-            if key not in self._scope_memo:
-                self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
-                                         or stated_scope_reason(scope, self.path)
-                                         or graph_scope(scope, self.source(scope), self.path,
-                                                        self.memo("platform-layer", lambda:
-                                                                  platform_layer(self.tree)))
-                                         or nvidia_tool_scope(scope, self.source(scope), self.path)
-                                         or fa_impl_scope(scope, self.source(scope), self.path)
-                                         or kernel_source_scope(scope, self.memo(
-                                             "kernel-builders", lambda: kernel_builders(
-                                                 self.tree, self.text)), self.path)
-                                         or self._calls_cuda_only(scope)
-                                         or never_runs_reason(scope, self.path)
-                                         or (only_skipped_reason(scope, self.memo(
-                                             "skipped-uses", lambda: skipped_uses(self.tree)),
-                                             self.path) if scope in self.tree.body else None)
-                                         or self._twin(scope, w.klass)
-                                         or stand_in_reason(scope, self.memo(
-                                             "stand-ins", lambda: api_stand_ins(
-                                                 self.tree, self.statements())),
-                                             self.path, w.klass))
-            if self._scope_memo[key]:
-                return self._scope_memo[key]
+            why = self.scope_reason(scope, w.klass)
+            if why:
+                return why
         return None
+
+    def scope_reason(self, scope, klass=None) -> str | None:
+        """Why the function or class `scope` (a method of `klass`) is CUDA-only, by the
+        principles `cuda_only_scope` applies; memoized per scope."""
+        key = id(scope)
+        if key not in self._scope_memo:
+            self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
+                                     or stated_scope_reason(scope, self.path)
+                                     or graph_scope(scope, self.source(scope), self.path,
+                                                    self.memo("platform-layer", lambda:
+                                                              platform_layer(self.tree)))
+                                     or nvidia_tool_scope(scope, self.source(scope), self.path)
+                                     or fa_impl_scope(scope, self.source(scope), self.path)
+                                     or kernel_source_scope(scope, self.memo(
+                                         "kernel-builders", lambda: kernel_builders(
+                                             self.tree, self.text)), self.path)
+                                     or self._calls_cuda_only(scope)
+                                     or never_runs_reason(scope, self.path)
+                                     or (only_skipped_reason(scope, self.memo(
+                                         "skipped-uses", lambda: skipped_uses(self.tree)),
+                                         self.path) if scope in self.tree.body else None)
+                                     or self._twin(scope, klass)
+                                     or stand_in_reason(scope, self.memo(
+                                         "stand-ins", lambda: api_stand_ins(
+                                             self.tree, self.statements())),
+                                         self.path, klass))
+        return self._scope_memo[key]
 
     def _twin(self, scope, klass) -> str | None:
         """The deliberate CUDA twin of a generic function defined next to it (same module or

@@ -55,7 +55,10 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   target a test patches; `cuda_value`: a value made only on CUDA (else None), tested before
   use (`devlint.analysis.flow` follows it); `uses_cuda_value`: a function that uses such a
   value as an object on every path (`devlint.analysis.value_use`); `fake_tensor`: the device of a record standing in
-  for a tensor, given to mocked code.
+  for a tensor, given to mocked code; `cuda_only_test`: the skip gate of a test that cannot
+  run without CUDA; `library_gate`: a test gated on a module flag set only where a library of
+  GPU kernels imports; `imported_flag`: a skip gate reading such a flag, or a capability flag,
+  helper or skip reason, imported from a project module (`devlint.engine.project.xflags`).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double`, `only_called_on_cuda`,
@@ -118,6 +121,9 @@ PRINCIPLES = {
     "self-called-on-cuda": "devlint.evidence.self_called_on_cuda",
     "kernel-benchmark": "devlint.evidence.kernel_benchmark",
     "uses-cuda-value": "devlint.evidence.uses_cuda_value",
+    "cuda-only-test": "devlint.evidence.cuda_only_test",
+    "library-gate": "devlint.evidence.library_gate",
+    "imported-flag": "devlint.evidence.imported_flag",
 }
 
 

@@ -83,12 +83,16 @@ class ModuleNames:
 _FUNC_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def module_names(tree) -> ModuleNames:
-    """The `ModuleNames` of a module (computed once per tree)."""
-    cached = getattr(tree, "_devlint_capability_names", None)
+def module_names(tree, seed: ModuleNames | None = None) -> ModuleNames:
+    """The `ModuleNames` of a module (computed once per tree). `seed`: what names imported
+    from other modules are known to be (the project stage's `xflags`); not cached."""
+    cached = getattr(tree, "_devlint_capability_names", None) if seed is None else None
     if cached is not None:
         return cached
     names = ModuleNames()
+    if seed is not None:
+        for field, value in vars(seed).items():
+            setattr(names, field, value.copy())
     for st in getattr(tree, "body", ()):
         if isinstance(st, _FUNC_DEFS):
             if _true_only_if_met(st.body, names):
@@ -117,6 +121,8 @@ def module_names(tree) -> ModuleNames:
             elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
                     and value.func.id in names.reason_funcs:
                 names.reasons.add(name)
+    if seed is not None:
+        return names
     try:
         tree._devlint_capability_names = names
     except AttributeError:

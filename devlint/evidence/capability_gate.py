@@ -25,7 +25,9 @@ numerics, goldens made on it).
 So is an availability gate stacked with (or joined by `or` to) a gate on a library of NVIDIA
 (and AMD) GPU kernels only (`@skipif(not _is_mslk_available())`, `is_xformers_available()`:
 cuda_only.toml `gate_stacks`), or a `parametrize` every value of which carries one: the test
-exercises that library's GPU path, which no other accelerator has.
+exercises that library's GPU path, which no other accelerator has. So is a gate on a module
+flag set only where such a library imports (`HAVE_FA3 = True` after `import flash_attn_3`:
+`library_gate`).
 Limits: only operands of the same `and`/`or`, or gates of the same test, its enclosing
 classes or the module's `pytestmark`; a bare `torch.cuda.is_available()` elsewhere in the
 function is still a finding, and so is an availability gate whose test a capability check
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import ast
 
-from devlint.evidence import Reason
+from devlint.evidence import Reason, library_gate
 from devlint.evidence.capability import _is_build, _is_none, module_names, requiring_mark
 from devlint.evidence.vocabulary import cuda_library_check
 
@@ -89,6 +91,13 @@ def stacked_reason(gate, tree, parent_of, path: str | None) -> Reason | None:
                           f"a gate that requires `{lib}`, a library of NVIDIA (and AMD) GPU "
                           "kernels only: the test exercises its GPU path",
                           path, getattr(d, "lineno", None))
+    for d in [gate] + others:  # through the module's flags (`FLAG = True` after the import)
+        flag = library_gate.mark_reason(d, tree, path)
+        if flag is not None:
+            return Reason("capability-gate", f"{'stacked with ' if d is not gate else ''}"
+                          f"a gate on a library of GPU kernels only: "
+                          f"{flag.text.split(': ', 1)[-1]}",
+                          flag.path, flag.line)
     return None
 
 

@@ -42,9 +42,10 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
            "flash-attention-impl", "mock-target", "cuda-value", "fake-tensor", "hip-device",
            "host-copy", "version-fallback", "load-location", "self-called-on-cuda",
            "kernel-benchmark",
-           "uses-cuda-value")
+           "uses-cuda-value", "library-gate")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
-              "dead-default", "imported-gate", "imported-guard", "launched-worker")
+              "dead-default", "imported-gate", "imported-guard", "launched-worker",
+              "imported-flag")
 # the table-API rules honour the same principles (under an established guard a table API is
 # no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant
 TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "cuda-alike-guard")))

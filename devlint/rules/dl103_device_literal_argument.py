@@ -188,11 +188,54 @@ class DeviceLiteralArgument(Rule):
               'def _maybe_sm100(fn):\n    for mark in requires_sm100:\n        fn = mark(fn)\n'
               '    return fn\n\n\n'
               '@_maybe_sm100\ndef test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        # library-gate: the test runs only where a library of GPU kernels only imports
+        # (FlashAttention-3, a compiled `*_cuda` extension), or where such a library's own
+        # hardware-support check passes (TransformerEngine's `check_fp8_support()`)
+        Valid('import pytest, torch\ntry:\n    import flash_attn_3\n    HAVE_FA3 = True\n'
+              'except ImportError:\n    HAVE_FA3 = False\n\n\n'
+              '@pytest.mark.skipif(not (is_te_min_version("2.10") and HAVE_FA3), reason="FA3")\n'
+              'def test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        Valid('import pytest, torch\ntry:\n    import fused_layer_norm_cuda\n    HAS_EXT = True\n'
+              'except ImportError:\n    HAS_EXT = False\n\n\n'
+              'def test_a():\n    if not HAS_EXT:\n        pytest.skip("ext")\n'
+              '    x = torch.zeros(2, device="cuda")\n'),
+        Valid('import pytest, torch\ntry:\n'
+              '    from transformer_engine.pytorch.fp8 import check_fp8_support\n'
+              '    fp8_available, reason = check_fp8_support()\n'
+              'except ImportError:\n    fp8_available, reason = False, "no TE"\n\n\n'
+              '@pytest.mark.skipif(not fp8_available, reason=reason)\n'
+              'def test_a():\n    x = torch.zeros(2, device="cuda")\n'),
         # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
         Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
               'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
     ]
     invalid = [
+        # library-gate's limits: TransformerEngine's import alone (its ports run elsewhere),
+        # a library that runs anywhere, a gate one of whose alternatives needs no such library
+        Invalid('import pytest, torch\ntry:\n    import transformer_engine\n    HAVE_TE = True\n'
+                'except ImportError:\n    HAVE_TE = False\n\n\n'
+                '@pytest.mark.skipif(not HAVE_TE, reason="TE")\n'
+                'def test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\ntry:\n    import transformer_engine\n    HAVE_TE = True\n'
+                'except ImportError:\n    HAVE_TE = False\n\n\n'
+                '@pytest.mark.skipif(not HAVE_TE, reason="TE")\n'
+                'def test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else \"cpu\")\n'),
+        Invalid('import pytest, torch\ntry:\n    import scipy\n    HAVE_SCIPY = True\n'
+                'except ImportError:\n    HAVE_SCIPY = False\n\n\n'
+                '@pytest.mark.skipif(not HAVE_SCIPY, reason="scipy")\n'
+                'def test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\ntry:\n    import scipy\n    HAVE_SCIPY = True\n'
+                'except ImportError:\n    HAVE_SCIPY = False\n\n\n'
+                '@pytest.mark.skipif(not HAVE_SCIPY, reason="scipy")\n'
+                'def test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else \"cpu\")\n'),
+        Invalid('import pytest, torch\ntry:\n    import flash_attn_3\n    HAVE_FA3 = True\n'
+                'except ImportError:\n    HAVE_FA3 = False\n\n\n'
+                '@pytest.mark.skipif(not HAVE_FA3 and not HAVE_SDPA, reason="attn")\n'
+                'def test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\ntry:\n    import flash_attn_3\n    HAVE_FA3 = True\n'
+                'except ImportError:\n    HAVE_FA3 = False\n\n\n'
+                '@pytest.mark.skipif(not HAVE_FA3 and not HAVE_SDPA, reason="attn")\n'
+                'def test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else \"cpu\")\n'),
         # a benchmark of a Triton kernel (Triton runs on other accelerators too)
         Invalid('import torch\nfrom pkg.kernels import triton_pad\n\n'
                 'device = torch.device("cuda")\n',

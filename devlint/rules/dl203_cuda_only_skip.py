@@ -12,6 +12,7 @@ from devlint.rules._api_table import guard_body_edits
 from devlint.rules._guard_body import gate_opens_to_accelerator, module_mark
 from devlint.evidence.capability import called_at_import
 from devlint.evidence.capability_gate import stacked_reason
+from devlint.evidence.cuda_only_test import gated_test_reason
 from devlint.rules._device import note_exempt, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -69,7 +70,7 @@ class CudaOnlySkip(Rule):
     exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
                  "test-double", "only-called-on-cuda", "calls-cuda-only", "cuda-kernel-source",
                  "entry-gate",
-                 "capability-gate")
+                 "capability-gate", "cuda-only-test", "imported-flag")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
@@ -123,6 +124,22 @@ class CudaOnlySkip(Rule):
               "reason='CUDA')\n@pytest.mark.parametrize('cfg', [pytest.param(1, marks="
               "pytest.mark.skipif(not is_mslk_available(), reason='mslk'))])\n"
               "def test_x(cfg):\n    pass\n"),
+        # ... or on a module flag set only where such a library imports (library-gate)
+        Valid("import pytest, torch\ntry:\n    import flash_attn_3\n    HAVE_FA3 = True\n"
+              "except ImportError:\n    HAVE_FA3 = False\n\n\n"
+              "@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+              "@pytest.mark.skipif(not HAVE_FA3, reason='FA3')\ndef test_x():\n    pass\n"),
+        # cuda-only-test: the gated test always calls a CUDA-only module's kernel (its subject
+        # exists only on CUDA), or its class's every test does
+        Valid("import pytest, torch\nfrom pkg.ops.fused_cuda_ops import fused_rope\n\n\n"
+              "@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+              "def test_x():\n    fused_rope(torch.ones(2))\n"),
+        Valid("from pkg.ops.fused_cuda_ops import fused_rope\n\n\n@requires_cuda\n"
+              "def test_x():\n    assert fused_rope(1)\n"),
+        Valid("import torch, unittest\nfrom pkg.ops.fused_cuda_ops import fused_rope\n\n\n"
+              "@unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
+              "class T(unittest.TestCase):\n    def test_a(self):\n        fused_rope(1)\n\n"
+              "    def test_b(self):\n        fused_rope(2)\n"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
@@ -145,6 +162,25 @@ class CudaOnlySkip(Rule):
         Invalid("import unittest\nimport torch\n\n\n@unittest.skipIf(torch.cuda.device_count() < 2, 'needs 2 CUDA GPUs')\ndef test_x():\n    pass\n",
                 "import unittest\nimport torch\n\n\n@unittest.skipIf(torch.accelerator.device_count() < 2, 'needs 2 accelerators')\ndef test_x():\n    pass\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+        # limit: a test that never runs is dead, not CUDA's: its gate stays a finding
+        Invalid('import pytest, torch\n\n\n@pytest.mark.skip("flaky")\n'
+                '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
+                'def test_x():\n    x = torch.ones(2)\n',
+                'import pytest, torch\n\n\n@pytest.mark.skip("flaky")\n'
+                '@pytest.mark.skipif(not torch.accelerator.is_available(), reason="Accelerator")\n'
+                'def test_x():\n    x = torch.ones(2)\n'),
+        # limit: the CUDA-only call is one backend among others (under an `if`), or only some
+        # of the class's tests make it: the gate stays a finding
+        Invalid("from pkg.ops.fused_cuda_ops import fused_rope\n\n\n@requires_cuda\n"
+                "def test_x(fused):\n    if fused:\n        fused_rope(1)\n", None),
+        Invalid("import torch, unittest\nfrom pkg.ops.fused_cuda_ops import fused_rope\n\n\n"
+                "@unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
+                "class T(unittest.TestCase):\n    def test_a(self):\n        fused_rope(1)\n\n"
+                "    def test_b(self):\n        torch.ones(2)\n",
+                "import torch, unittest\nfrom pkg.ops.fused_cuda_ops import fused_rope\n\n\n"
+                "@unittest.skipIf(not torch.accelerator.is_available(), 'Accelerator')\n"
+                "class T(unittest.TestCase):\n    def test_a(self):\n        fused_rope(1)\n\n"
+                "    def test_b(self):\n        torch.ones(2)\n"),
         Invalid("import unittest\n@unittest.skipIf(torch_device != 'cuda', 'gpu')\ndef test_x():\n"
                 "    pass\n",
                 "import unittest\n@unittest.skipIf(torch_device == 'cpu', 'gpu')\ndef test_x():\n"
@@ -209,6 +245,10 @@ class CudaOnlySkip(Rule):
             if stacked is not None:
                 note_exempt(facts, call, stacked)
                 continue
+            subject = _gated_test(facts, call)
+            if subject is not None:
+                note_exempt(facts, call, subject)
+                continue
             edits = []
             fixable = True
             for cmp, op in compares:
@@ -248,8 +288,21 @@ class CudaOnlySkip(Rule):
                 nm = target_name.attr if isinstance(target_name, ast.Attribute) else \
                     getattr(target_name, "id", "")
                 if _GATE_NAME.match(nm):
+                    subject = _gated_test(facts, d)
+                    if subject is not None:
+                        note_exempt(facts, d, subject)
+                        continue
                     yield self.diagnostic(facts, d, f"`@{facts.source(d)}` skips every non-CUDA "
                                           "accelerator")
+
+
+def _gated_test(facts, gate):
+    """The reason for a gate over a test that cannot run without CUDA (`cuda_only_test`)."""
+    par = facts.get_parent(gate)
+    klass = facts.get_parent(par) if par is not None else None
+    outer = klass if isinstance(klass, ast.ClassDef) else None
+    return gated_test_reason(gate, par, lambda scope: facts.scope_reason(
+        scope, outer if scope is par else par))
 
 
 _OTHER_DEVICE_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla", "tpu",

@@ -105,7 +105,12 @@ def _exemptions(results, project: Project) -> dict:
     from devlint.engine.project.xtwins import twin_arm_findings
     # --- end dispatch arms ---
 
+    # --- skip gates reading an imported capability or GPU-library flag (xflags) ---
+    from devlint.engine.project.xflags import flag_gated_findings
+    # --- end imported flags ---
+
     for found in (gated_findings(project, results, key_of),
+                  flag_gated_findings(project, results, key_of),
                   guarded_findings(project, results, key_of),
                   worker_findings(project, results),
                   twin_arm_findings(project, results)):
