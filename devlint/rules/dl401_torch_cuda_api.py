@@ -89,6 +89,9 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        # under a flag that requires a tensor's own CUDA test (cuda-guard)
+        Valid("import torch\n\n\ndef f(s, x):\n    two = s is not None and x.is_cuda\n"
+              "    if two:\n        s.wait_stream(torch.cuda.current_stream())\n"),
         # a method named for AMD's stack is the ROCm arm of a dispatch: torch.cuda is ROCm's
         # device module there (hip-device)
         Valid("import torch\n\n\nclass Fp8Method:\n    def process_weights_hip_int4(self, layer):\n"
