@@ -18,6 +18,7 @@ from devlint.evidence import several_platforms
 from devlint.evidence.capability import called_at_import, met_if_false, module_names
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
+from devlint.evidence.cuda_graph_capture import capture_query_reason
 from devlint.evidence.cuda_guard import (
     _alike_polarity, _is_type_checking, guard_reason, loop_exit_test,
 )
@@ -399,7 +400,8 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
             elif t is ast.BoolOp:
                 why = (several_platforms.test_reason(node, f.qualname, f.path)
                        or several_platforms.fallback_reason(node, f.path)
-                       or self._capability_operand(node))
+                       or self._capability_operand(node)
+                       or capture_query_reason(node, f.qualname, f.path))
                 if why is not None:
                     if several_platforms.fallback_reason(node, f.path) is why:
                         # only the fallback operands, not the accelerator query

@@ -89,7 +89,8 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
-        # under a flag that requires a tensor's own CUDA test (cuda-guard)
+        Valid("import torch\nc = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()\n"),
+        # ^ a CUDA-graph capture query (cuda-graph-capture); v a tensor's own test (cuda-guard)
         Valid("import torch\n\n\ndef f(s, x):\n    two = s is not None and x.is_cuda\n"
               "    if two:\n        s.wait_stream(torch.cuda.current_stream())\n"),
         # a method named for AMD's stack is the ROCm arm of a dispatch: torch.cuda is ROCm's
