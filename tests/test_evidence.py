@@ -309,3 +309,39 @@ def test_print_only_reports(text, row, evidence_row):
 def test_limits_of_print_only(text, row):
     why = _api_reasons(text)[row]
     assert why is None or why.principle != "print-only", why
+
+
+def _reason_of(text, qual):
+    facts = build_facts("pkg/mod.py", "import torch\n" + text, Settings(profile="torch"))
+    return [why_skipped(facts, n, api=True) for n, q in facts.torch_refs if q == qual]
+
+
+def test_a_tensors_own_cuda_test_guards_its_body_arm_flag_and_operands():
+    cases = [
+        "def f(t):\n    if t.is_cuda:\n        t.record_stream(torch.cuda.current_stream())\n",
+        "def f(t):\n    return torch.cuda.current_stream() if t.is_cuda else None\n",
+        "def f(s, x):\n    two = s is not None and x.is_cuda\n    if two:\n"
+        "        s.wait_stream(torch.cuda.current_stream())\n",
+        "def f(x):\n    return x.is_cuda and torch.cuda.current_stream() is not None\n",
+    ]
+    for text in cases:
+        why = _reason_of(text, "torch.cuda.current_stream")
+        assert why and why[0] is not None and why[0].principle == "cuda-guard", text
+    # limits: the test guards nothing before it in an `and`, nor after an `assert`
+    for text in ["def f(x):\n    return torch.cuda.current_stream() is not None and x.is_cuda\n",
+                 "def f(x):\n    assert x.is_cuda\n    torch.cuda.synchronize()\n"]:
+        assert _reason_of(text, "torch.cuda.current_stream" if "stream" in text
+                          else "torch.cuda.synchronize") == [None], text
+
+
+def test_the_availability_operand_of_a_capture_query_is_the_capture_question():
+    why = _reason_of("def f():\n    return torch.cuda.is_available() and "
+                     "torch.cuda.is_current_stream_capturing()\n", "torch.cuda.is_available")
+    assert why[0] is not None and why[0].principle == "cuda-graph-capture"
+    assert why[0].location == "pkg/mod.py:3"
+    # another operand makes it a test of its own: still checked
+    assert _reason_of("def f(g):\n    return torch.cuda.is_available() and g and "
+                      "torch.cuda.is_current_stream_capturing()\n",
+                      "torch.cuda.is_available") == [None]
+    assert _reason_of("def f():\n    return torch.cuda.is_available() and "
+                      "torch.cuda.device_count() > 1\n", "torch.cuda.is_available") == [None]

@@ -19,6 +19,7 @@ from devlint.evidence.capability import called_at_import, met_if_false, module_n
 from devlint.evidence.cuda_only_arm import arm_reason, cuda_library_call
 from devlint.evidence.library_gate import exit_reason as library_exit_reason
 from devlint.evidence.cuda_alike_guard import alike_guard_reason, alike_polarity
+from devlint.evidence.cuda_graph_capture import capture_query_reason
 from devlint.evidence.cuda_guard import (
     _alike_polarity, _is_type_checking, guard_reason, loop_exit_test,
 )
@@ -29,6 +30,14 @@ from devlint.evidence.platform_ladder import (
 
 
 _DISPLAYS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
+
+
+def _cpu_device(node) -> bool:
+    """`"cpu"` or `torch.device("cpu")`: the CPU as a device value."""
+    if isinstance(node, ast.Call) and node.args and not node.keywords \
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "device":
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cpu"
 
 
 class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
@@ -285,13 +294,15 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
 
     @staticmethod
     def _guarded(where: Where, on: bool, tensor, why) -> Where:
-        """`where` under a guard: a platform guard puts its reason (`why`) on it; a tensor
-        guard (`if t.is_cuda:`) only gives the fix its device: the literals under it are
-        rewritten to `t.device`, which keeps the code right wherever the branch runs (what
-        upstream fixes do, e.g. `mask.cuda()` -> `mask.to(xs_pad.device)`)."""
+        """`where` under a guard: the guard puts its reason (`why`) on it. A tensor's own
+        CUDA test (`if t.is_cuda:`, `x if t.is_cuda else y`) establishes CUDA like a platform
+        test (the body runs only where `t` is on CUDA: `devlint.evidence.cuda_guard`), and
+        also gives the fix its device (`t.device`, what upstream fixes write, e.g.
+        `mask.cuda()` -> `mask.to(xs_pad.device)`): the test stays DL202's finding where it
+        chooses generic behaviour, and its fix rewrites the body with it."""
         if not on:
             return where
-        return Where(where.function, where.klass, why if tensor is None else where.guarded,
+        return Where(where.function, where.klass, why,
                      tensor if tensor is not None else where.tensor_guard, None, where.level)
 
     # --- guards ----------------------------------------------------------------------
@@ -377,6 +388,15 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
                     kind = "alike"
                 path = f.path
                 stack.append((node.test, node, w))
+                if p > 0 and tensor is not None and _cpu_device(node.orelse):
+                    # `"cuda" if t.is_cuda else "cpu"` picks a device, CUDA or the CPU: the
+                    # choice itself is the finding (DL106), not code a guard established;
+                    # the tensor still gives its fix the device
+                    stack.append((node.body, node, Where(
+                        w.function, w.klass, w.guarded, tensor, w.statement, w.level,
+                        w.annotation)))
+                    stack.append((node.orelse, node, w))
+                    continue
                 stack.append((node.body, node, self._guarded(
                     w, p > 0, tensor, guard_reason(kind, node.test, path))))
                 stack.append((node.orelse, node, self._guarded(
@@ -388,7 +408,8 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
             elif t is ast.BoolOp:
                 why = (several_platforms.test_reason(node, f.qualname, f.path)
                        or several_platforms.fallback_reason(node, f.path)
-                       or self._capability_operand(node))
+                       or self._capability_operand(node)
+                       or capture_query_reason(node, f.qualname, f.path))
                 if why is not None:
                     if several_platforms.fallback_reason(node, f.path) is why:
                         # only the fallback operands, not the accelerator query
@@ -399,13 +420,20 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
                     w = self._guarded(w, True, None, why)
                 elif isinstance(node.op, ast.And) and not w.guarded:
                     # `_is_cuda and x.is_cuda and ...`: the operands after one that
-                    # establishes CUDA are evaluated only on CUDA
+                    # establishes CUDA are evaluated only on CUDA; after a tensor's own
+                    # test (`x.is_cuda and use_fused()`) too, except another CUDA test,
+                    # which DL202 judges with it (its fix rewrites both)
                     first = next((i for i, v in enumerate(node.values[:-1])
-                                  if self._establishes_quietly(v, w)), None)
+                                  if self._establishes_quietly(v, w)
+                                  or self.tensor_test(v)), None)
                     if first is not None:
                         why = guard_reason("operand", node.values[first], f.path)
                         on = self._guarded(w, True, None, why)
+                        tensor_first = self.tensor_test(node.values[first])
                         for i, v in enumerate(node.values):
+                            if i > first and tensor_first and any(self._sides(v)[:2]):
+                                stack.append((v, node, w))
+                                continue
                             if i > first:
                                 wmap[id(v)] = on  # the operand itself (DL202's tests)
                             stack.append((v, node, on if i > first else w))

@@ -145,12 +145,14 @@ class GuardTests:
             self.ladder_else[id(last)] = ladder_else_reason(head, path)
 
     def _query_aliases(self, body):
-        """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too."""
+        """`is_cuda = current_platform.is_cuda_alike()` makes `is_cuda` a guard too; so does
+        a flag that requires a tensor's own CUDA test (`two_stream = s is not None and
+        x.is_cuda`: true only where `x` is on CUDA)."""
         for st in body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 \
                     and isinstance(st.targets[0], ast.Name):
                 on_true, on_false, tensor = self._sides(st.value)
-                if (on_true or on_false) and tensor is None:
+                if on_true or on_false:
                     self.query_alias[st.targets[0].id] = (on_true, on_false)
                     if cuda_build_test(st.value, self.f.qualname):
                         self.build_aliases.add(st.targets[0].id)
@@ -385,6 +387,12 @@ class GuardTests:
                 yield from self._bound_among(d.elts, depth + 1)
             else:
                 yield d
+
+    def tensor_test(self, test) -> bool:
+        """`t.is_cuda` (also one operand of `and` requiring it): true only where the tensor
+        is on CUDA. The test itself may be DL202's finding (it chooses a branch)."""
+        on_true, _, tensor = self._sides(test)
+        return on_true and tensor is not None
 
     def _establishes_quietly(self, test, where=None) -> bool:
         """A test that establishes CUDA when true and is no finding itself (a platform query,

@@ -28,7 +28,12 @@ capture"). Evidence (a `Reason("cuda-graph-capture", ...)`):
   `make_graphed_callables`) and that nowhere asks which platform it runs on, names another
   accelerator or uses a platform layer: a module that exists to capture and replay CUDA
   graphs (its static input buffers, side streams and memory pools serve the graph):
-  file:line of the capture call.
+  file:line of the capture call;
+- the `torch.cuda.is_available()` operand of `torch.cuda.is_available() and
+  torch.cuda.is_current_stream_capturing()` (and nothing else): the whole test asks whether a
+  CUDA graph is being captured, the availability query only keeps the capture query from
+  running without CUDA (`capture_query_reason`; sglang, 9 such findings at tensorguard):
+  the test's line.
 Limits: code written against a platform layer (`current_platform`, `torch.accelerator`) or
 with torch's generic `torch.Event`/`torch.Stream` is shared by the platforms even where it
 captures a CUDA graph (vLLM made its CUDA-graph tests and the synchronisations around
@@ -182,3 +187,30 @@ def _graph_module(tree: ast.Module, stem: str, path: str) -> Reason | None:
         return None
     return Reason(_P, f"its name `{stem}` says it is about CUDA graphs, and it captures one "
                   "itself", path, call.lineno)
+
+
+# --- tensorguard (issue #18): the availability operand of a capture query ---
+_CAPTURING = "torch.cuda.is_current_stream_capturing"
+_AVAILABLE = "torch.cuda.is_available"
+
+
+def capture_query_reason(node, qualname, path) -> Reason | None:
+    """`torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()`: the
+    availability operand only keeps the capture query from running without CUDA; the whole
+    test asks whether a CUDA graph is being captured, which has no device-generic form (the
+    rubric's "CUDA graphs capture"). Evidence: an `and` whose operands are that availability
+    query and the capture query, nothing else. The evidence is the test's line. Limits: any
+    other operand (a flag, a tensor test, another platform) makes it a test of its own, which
+    stays checked; the capture query alone is a guard (`cuda-guard`), not this reason."""
+    if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And)):
+        return None
+    names = []
+    for v in node.values:
+        if not (isinstance(v, ast.Call) and not v.args and not v.keywords):
+            return None
+        names.append(qualname(v.func))
+    if _CAPTURING not in names or any(n not in (_CAPTURING, _AVAILABLE) for n in names):
+        return None
+    return Reason("cuda-graph-capture", "the availability query only guards a query whether a "
+                  "CUDA graph is being captured", path, node.lineno)
+# --- end tensorguard ---

@@ -31,6 +31,22 @@ nothing under it (upstream fixes the literals under such gates, vLLM PR #37566).
 `x or device.type != "cuda"` is CUDA's; in `_is_cuda and x.is_cuda and ...` the operands after
 one that establishes CUDA (and is no finding itself: a platform query, a flag, a capability
 test, not `torch.cuda.is_available()`, whose fix rewrites them too) run only on CUDA.
+# --- tensorguard (issue #18): a tensor's own CUDA test ---
+A tensor's own CUDA test (`t.is_cuda`; `t.device.type == "cuda"` already was one) establishes
+CUDA for the code it guards: the if-body, the true arm of `x if t.is_cuda else y`, the code
+under a flag bound to a test that requires it (`two_stream = s is not None and x.is_cuda`,
+then `if two_stream:`), and the operands after it in an `and` (except another CUDA test, which
+DL202 judges with it). The rubric counts code under a test that established CUDA as CUDA's
+own; judged FP: `torch.autocast("cuda") if t.is_cuda else nullcontext()`,
+`if t.is_cuda: t.record_stream(torch.cuda.current_stream(t.device))`, a two-stream block
+under `use_two_stream = ... and x.is_cuda`. The test itself stays DL202's finding where it
+chooses generic behaviour, its extent runs over the body, and its fix (unsafe) rewrites the
+test and the body together, the body's devices to `t.device` (`mask.cuda()` ->
+`mask.to(device=xs_pad.device)`: what upstream did in vLLM's phi4mm audio encoder and its
+bitsandbytes loader, both corpus cases), or none where the body rebinds the tensor. Limits:
+where DL202 leaves the test (a CUDA-only body, a fast path beside a generic one) the body
+is not reported at all; a test inside an `assert` (DL201's finding) guards nothing after it.
+# --- end tensorguard ---
 Limits: `is_cuda_alike()` / `is_rocm()` cover ROCm too, where devices still come from the
 platform; `if device == "cpu": return` is not evidence of CUDA, nor is excluding some
 platforms (`not is_xpu() and not is_rocm()`). The guard itself is no exemption: an

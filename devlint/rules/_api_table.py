@@ -216,14 +216,17 @@ def _starts_within(starts: list, s: int, e: int) -> list:
     return [k for _, k in starts[lo:hi]]
 
 
-def guard_body_edits(facts, body, target, accelerator: bool = False):
+def guard_body_edits(facts, body, target, accelerator: bool = False, device=None):
     """Edits that rewrite the `torch.cuda` calls of a guarded body with their table
     replacements (same arguments); None where the body holds a CUDA use without one available
     at `target`, or a device literal (the guard's fix cannot rewrite it).
 
     With `accelerator` (the rewritten guard lets the body run only where an accelerator is
     available: `if torch.accelerator.is_available():`, a skip gate on it), the body's own
-    device values follow too (`accelerator_value_edits`); other literals still mean None."""
+    device values follow too (`accelerator_value_edits`); other literals still mean None.
+    `device` (object, type string): the device the rewritten guard runs the body on, where it
+    is a tensor's (`if t.is_cuda:` -> `t.device`); the body's device values take it."""
+    accelerator = accelerator or device is not None
     from devlint.rules._device import device_strings
 
     if not body:
@@ -241,7 +244,7 @@ def guard_body_edits(facts, body, target, accelerator: bool = False):
     literals = [every[i] for i in sorted({i for s, e in spans
                                           for i in _starts_within(lit_starts, s, e)})]
     if literals or accelerator:
-        more = accelerator_value_edits(facts, body, literals, local, target) \
+        more = accelerator_value_edits(facts, body, literals, local, target, device) \
             if accelerator else None
         if more is None:
             return None
@@ -258,7 +261,7 @@ def guard_body_edits(facts, body, target, accelerator: bool = False):
             and not par.keywords  # `torch.cuda.synchronize()`: no argument to translate
         if entry is not None and entry.insert_device_type and accelerator \
                 and entry.available_for(target):
-            more = device_type_call_edits(facts, node, par, entry, local, target)
+            more = device_type_call_edits(facts, node, par, entry, local, target, device)
             if more is None:
                 return None
             edits.extend(more)

@@ -53,12 +53,13 @@ def _accelerator(torch_local, target):
     return typ, typ  # a type string is a device wherever torch takes one, like "cuda" was
 
 
-def accelerator_value_edits(facts, body, literals, torch_local, target=None):
+def accelerator_value_edits(facts, body, literals, torch_local, target=None, device=None):
     """Edits for the device values of `body` (the statements of a guard that establishes an
     available accelerator); `literals` are its CUDA device strings and f-strings. None where
     one of them has no form. `target`: the target torch (below 2.6 the forms are the device
-    ladder's)."""
-    acc, acc_type = _accelerator(torch_local, target)
+    ladder's). `device`: (device object, type string) of a tensor's own test (`if t.is_cuda:`
+    rewritten to `t.device.type != "cpu"`: the body runs where `t` is, `t.device`)."""
+    acc, acc_type = device or _accelerator(torch_local, target)
     edits = []
     for node in literals:
         if isinstance(node, ast.JoinedStr):
@@ -131,7 +132,7 @@ def _fstring_head(facts, node):
 _AUTOCAST_KEYWORDS = frozenset({"enabled", "dtype", "cache_enabled"})
 
 
-def device_type_call_edits(facts, node, call, entry, torch_local, target=None):
+def device_type_call_edits(facts, node, call, entry, torch_local, target=None, device=None):
     """`torch.cuda.amp.GradScaler(...)` -> `torch.amp.GradScaler(<accelerator type>, ...)`,
     `torch.cuda.amp.autocast(enabled=e)` -> `torch.autocast(<accelerator type>, enabled=e)`:
     a table entry that takes the device type first, inside a body that runs only with an
@@ -145,7 +146,7 @@ def device_type_call_edits(facts, node, call, entry, torch_local, target=None):
     _, end = facts.span(call)
     opening = facts.text.index("(", e, end)
     sep = ", " if call.args or call.keywords else ""
-    acc = _accelerator(torch_local, target)[1]
+    acc = (device or _accelerator(torch_local, target))[1]
     return [Edit(s, e, entry.callee(torch_local)), Edit(opening + 1, opening + 1, acc + sep)]
 
 

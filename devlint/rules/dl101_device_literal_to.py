@@ -69,6 +69,10 @@ class DeviceLiteralTo(Rule):
         Valid('x = x.to("cpu")\n'),
         Valid('print("move it with x.to(\'cuda\')")\n'),
         Valid('x = x.to("cuda") if current_platform.is_cuda() else x\n'),
+        # under a tensor's own CUDA test (cuda-guard): the test is DL202's finding, whose fix
+        # moves the body to `xs_pad.device` with it
+        Valid('def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to("cuda")\n'
+              '    return mask\n'),
         Valid('def f(x, y):\n    if y.device.type == "cuda":\n        x = x.to("cuda")\n'),
     ]
     invalid = [
@@ -107,9 +111,6 @@ class DeviceLiteralTo(Rule):
         Invalid(
             'import torch\n\n\ndef f(x, device):\n    return x.to(torch.device("cuda"))\n',
             'import torch\n\n\ndef f(x, device):\n    return x.to(device)\n'),
-        Invalid(
-            'def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to("cuda")\n    return mask\n',
-            'def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n    return mask\n'),
     ]
 
     def check(self, facts):

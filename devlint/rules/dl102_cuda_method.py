@@ -24,20 +24,19 @@ class CudaMethod(Rule):
 
     ## Example
     ```python
-    if xs_pad.is_cuda:
-        mask = mask.cuda()
+    def pad_mask(xs_pad, mask):
+        return mask.cuda() & (xs_pad.device.index >= 0)
     ```
 
     Use instead:
     ```python
-    if xs_pad.is_cuda:
-        mask = mask.to(xs_pad.device)
+    def pad_mask(xs_pad, mask):
+        return mask.to(xs_pad.device) & (xs_pad.device.index >= 0)
     ```
 
     ## Fix
     `.cuda(...)` becomes `.to(<device>, ...)` keeping `non_blocking` and `memory_format`. The
-    device is inferred like DL101's: a tensor the enclosing `if t.is_cuda` tests, the
-    destination tensor, a `device` in scope, `self.device`, a tensor whose `.device` the function
+    device is inferred like DL101's: the destination tensor, a `device` in scope, `self.device`, a tensor whose `.device` the function
     reads, else the profile's device. `.cuda(i)` keeps the index: `.to(torch.device(<type>, i))`.
 
     ## Fix safety
@@ -55,6 +54,9 @@ class CudaMethod(Rule):
     valid = [
         Valid("x = x.to(device)\n"),
         Valid("from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.cuda()\n"),
+        # under a tensor's own CUDA test (cuda-guard): DL202 reports the test and moves the
+        # body to the tensor's device with it
+        Valid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.cuda()\n"),
         Valid("import torch\nn = torch.cuda.device_count()\n"),
         Valid("class A:\n    def cuda(self):\n        return self\n"),
         Valid("x = x.cuda  # the bound method, not a call\n"),
@@ -77,8 +79,6 @@ class CudaMethod(Rule):
         # a name saying it moves data to CUDA names the hardcoding, not a CUDA-only stack
         Invalid("def _tensors_to_cuda(args, device):\n    return [x.cuda() for x in args]\n",
                 "def _tensors_to_cuda(args, device):\n    return [x.to(device) for x in args]\n"),
-        Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.cuda()\n",
-                "def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n"),
         # limit: one IPC helper nested in a trainer says nothing of the trainer
         Invalid('from torch.multiprocessing.reductions import reduce_tensor\n\n\n'
                 'def train(model, t):\n    def share(x):\n        return reduce_tensor(x)\n'

@@ -142,6 +142,18 @@ class IsCudaBranch(Rule):
                 '        enable_chunking()\n'),
         Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.to(xs_pad.device)\n",
                 'def f(xs_pad, mask):\n    if xs_pad.device.type != "cpu":\n        mask = mask.to(xs_pad.device)\n'),
+        # the body stands under the tensor's test (cuda-guard): the fix moves it to the
+        # tensor's device with the test
+        Invalid("def f(xs_pad, mask):\n    if xs_pad.is_cuda:\n        mask = mask.cuda()\n"
+                "        xs_pad = xs_pad.cuda()\n",
+                'def f(xs_pad, mask):\n    if xs_pad.device.type != "cpu":\n'
+                "        mask = mask.to(device=xs_pad.device)\n"
+                "        xs_pad = xs_pad.to(device=xs_pad.device)\n"),
+        Invalid('def f(x, y):\n    if x.is_cuda:\n        y = y.to("cuda", non_blocking=True)\n',
+                'def f(x, y):\n    if x.is_cuda or x.is_xpu:\n'
+                '        y = y.to(x.device, non_blocking=True)\n', profile="vllm"),
+        # the body rebinds the tensor elsewhere: `x.device` would change under it, no fix
+        Invalid('def f(x, y):\n    if x.is_cuda:\n        x = x.cpu()\n        y = y.to("cuda")\n'),
         Invalid("import torch\n\n\ndef f(self, device_type):\n    if device_type == 'cuda':\n"
                 "        self.stream = torch.Stream()\n",
                 "import torch\n\n\ndef f(self, device_type):\n    if device_type != 'cpu':\n"
@@ -270,9 +282,12 @@ class IsCudaBranch(Rule):
                     facts, "accelerator-tensor-test", facts.source(tensor))
                 if expr is None:
                     expr = _not_cpu_test(facts, test)
-                # the body is not a finding of its own (it stands under this guard): the fix
-                # rewrites its `torch.cuda` calls too, or there is none
-                body = guard_body_edits(facts, stmt.body, target_of(facts))
+                # the body is not a finding of its own (it stands under this guard: a
+                # tensor's own test establishes CUDA too): the fix rewrites its `torch.cuda`
+                # calls and, under a tensor's test, its device values to the tensor's device,
+                # or there is none
+                body = guard_body_edits(facts, stmt.body, target_of(facts),
+                                        device=_tensor_device(facts, tensor, stmt.body))
                 if expr is not None and body is not None:
                     text = expr.text if test is stmt.test or " or " not in expr.text \
                         else f"({expr.text})"
@@ -309,6 +324,31 @@ class IsCudaBranch(Rule):
                            safe=False)
         return self.diagnostic(facts, test, f"`{facts.source(test)}` sends every non-CUDA "
                                "accelerator down the CPU path", fix)
+
+
+def _tensor_device(facts, tensor, body):
+    """(`t.device`, `t.device.type`): where the rewritten test (`t.device.type != "cpu"`)
+    runs `body`, the device its values take. None without a tensor, or where the body rebinds
+    the tensor's name (`t = t.cpu()`: `t.device` would change under it) other than moving it
+    to its own device (`t = t.cuda()`, rewritten to `t.to(device=t.device)`)."""
+    if tensor is None:
+        return None
+    root = tensor
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    for st in body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and n.id == root.id and not isinstance(n.ctx, ast.Load):
+                par = facts.get_parent(n)
+                v = getattr(par, "value", None)
+                if not (isinstance(par, ast.Assign) and isinstance(v, ast.Call)
+                        and isinstance(v.func, ast.Attribute) and v.func.attr == "cuda"
+                        and isinstance(v.func.value, ast.Name) and v.func.value.id == root.id):
+                    return None
+    src = facts.source(tensor)
+    return f"{src}.device", f"{src}.device.type"
 
 
 _OTHER_DEVICE_TYPES = {"xpu", "npu", "mps", "hpu", "mlu", "musa", "mtia", "xla"}

@@ -89,6 +89,10 @@ class TorchCudaApi(Rule):
     exempt_by = TABLE_API
 
     valid = [
+        Valid("import torch\nc = torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()\n"),
+        # ^ a CUDA-graph capture query (cuda-graph-capture); v a tensor's own test (cuda-guard)
+        Valid("import torch\n\n\ndef f(s, x):\n    two = s is not None and x.is_cuda\n"
+              "    if two:\n        s.wait_stream(torch.cuda.current_stream())\n"),
         # a method named for AMD's stack is the ROCm arm of a dispatch: torch.cuda is ROCm's
         # device module there (hip-device)
         Valid("import torch\n\n\nclass Fp8Method:\n    def process_weights_hip_int4(self, layer):\n"

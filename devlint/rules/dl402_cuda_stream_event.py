@@ -64,6 +64,9 @@ class CudaStreamEvent(Rule):
     exempt_by = STREAMS
 
     valid = [
+        # an operand after a tensor's own CUDA test (cuda-guard): evaluated only on CUDA
+        Valid("import torch\n\n\ndef f(x, s):\n"
+              "    ok = x.is_cuda and isinstance(s, torch.cuda.Stream)\n    return ok\n"),
         # under a test for CUDA or ROCm, torch.cuda is that platform's API (cuda-alike-guard)
         Valid("from vllm.platforms import current_platform\nimport torch\n\n\ndef aux():\n"
               "    if current_platform.is_cuda_alike():\n        return torch.cuda.Stream()\n"

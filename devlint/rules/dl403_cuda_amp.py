@@ -75,6 +75,10 @@ class CudaAmp(Rule):
         Valid("import torch\n\n\n@torch.amp.custom_fwd(device_type=dev_type)\ndef f(ctx, x):\n"
               "    return x\n"),
         Valid("from torch.amp import autocast\nwith autocast(dev_type):\n    pass\n"),
+        # the arm of a tensor's own CUDA test (cuda-guard): it runs only where `t` is on CUDA
+        Valid("import contextlib\nimport torch\n\n\ndef no_autocast(t):\n"
+              "    return torch.autocast('cuda', enabled=False) if t.is_cuda "
+              "else contextlib.nullcontext()\n"),
     ]
     invalid = [
         # the deprecated decorators
