@@ -14,6 +14,7 @@ from collections import deque
 
 from devlint.analysis.imported import imported_producer
 from devlint.analysis.model import _EXITS, _FUNCS
+from devlint.analysis.walk import child_statements, statements
 from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
@@ -62,6 +63,7 @@ class ValueFlow:
         self._outer: dict | None = None  # id(nested def) -> (enclosing def, its class)
         self._store_cache: dict = {}  # body key -> (body, `_store_nodes(body)`)
         self._own_fns = None  # `_own_functions()`
+        self._own_stmts: dict = {}  # id(function) -> `_own_statements(function)`
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -217,8 +219,9 @@ class ValueFlow:
 
     def _own_functions(self):
         """(None, [(function, the Global and def nodes among its `_own_nodes`)]) in
-        `ast.walk` order: one walk of the tree for `_globals` and `_enclosing`, instead of
-        a walk of each function's own nodes after a walk of the tree."""
+        `ast.walk` order: one walk of the tree's statement lists for `_globals` and
+        `_enclosing` (both nodes are statements, which only stand in statement lists:
+        `walk.statements` keeps `ast.walk`'s order without visiting an expression)."""
         if self._own_fns is None:
             order, own = [], {}
             queue = deque([(self.f.tree, None)])
@@ -229,16 +232,27 @@ class ValueFlow:
                         own[id(fn)].append(node)
                     order.append(node)
                     own[id(node)] = []
-                    body = {id(st) for st in node.body}
-                    queue.extend((c, node if id(c) in body else None)
-                                 for c in ast.iter_child_nodes(node))
+                    queue.extend((c, node) for c in child_statements(node))  # its body
                     continue
                 if fn is not None and isinstance(node, ast.Global):
                     own[id(fn)].append(node)
-                inner = None if isinstance(node, (ast.ClassDef, ast.Lambda)) else fn
-                queue.extend((c, inner) for c in ast.iter_child_nodes(node))
+                inner = None if isinstance(node, ast.ClassDef) else fn
+                queue.extend((c, inner) for c in child_statements(node))
             self._own_fns = (None, [(fn, own[id(fn)]) for fn in order])
         return self._own_fns
+
+    def _own_statements(self, fn) -> list:
+        """The statement-like nodes among `_own_nodes(fn)` (nested functions and classes
+        themselves, not what they hold), memoized per function: `global`, `nonlocal` and
+        `def` are statements, so the searches for them need no expression."""
+        hit = self._own_stmts.get(id(fn))
+        if hit is None:
+            hit = list(fn.body)
+            for n in hit:
+                if not isinstance(n, (*_FUNCS, ast.ClassDef)):
+                    hit.extend(child_statements(n))
+            self._own_stmts[id(fn)] = hit
+        return hit
 
     def _module_defs(self) -> dict:
         if self._defs is None:
@@ -404,15 +418,15 @@ class ValueFlow:
             if levels is not None and name in params:
                 return self._joined(passed + levels)
             if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
-                                        for n in _own_nodes(function)):
+                                        for n in self._own_statements(function)):
                 outer = self._enclosing().get(id(function))
                 if outer is not None:  # a closure's free name: the enclosing function's
                     return self._name_level(name, outer[0], outer[1], depth + 1)
                 return self._name_level(name, None, None, depth + 1)  # a module name
             if levels is not None and any(
                     isinstance(n, ast.Nonlocal) and name in n.names
-                    for d in _own_nodes(function) if isinstance(d, _FUNCS)
-                    for n in ast.walk(d)):
+                    for d in self._own_statements(function) if isinstance(d, _FUNCS)
+                    for n in statements(d)):
                 return None  # a nested function stores into it too
         else:
             levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)
