@@ -10,6 +10,7 @@ functions' own nodes (`_store_nodes`, `_own_functions`) belong with them."""
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from collections import deque
 
 from devlint.analysis.imported import imported_producer
@@ -64,6 +65,7 @@ class ValueFlow:
         self._store_cache: dict = {}  # body key -> (body, `_store_nodes(body)`)
         self._own_fns = None  # `_own_functions()`
         self._own_stmts: dict = {}  # id(function) -> `_own_statements(function)`
+        self._for_rows = False  # `_loop_rows()`, False until computed
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -363,9 +365,38 @@ class ValueFlow:
         hit = self._store_cache.get(key)
         if hit is None:
             hit = (body, [(n, level, evidence) for root, level, evidence in self._stores(body)
-                          for n in ast.walk(root) if isinstance(n, _STORE_NODES)])
+                          for n in self._root_stores(root)])
             self._store_cache[key] = hit
         return hit[1]
+
+    # --- the store nodes of one root, without walking an expression that holds none -------
+    def _root_stores(self, root) -> list:
+        """`[n for n in ast.walk(root) if isinstance(n, _STORE_NODES)]`. A root of `_stores`
+        is a simple statement, an expression or a `with` item: no statement stands in it, so
+        the only store nodes below it are comprehensions (spelled with `for`) and `:=`
+        expressions. Where the rows the root spans hold neither spelling, the root is its
+        only candidate and its expressions are not walked."""
+        rows = self._loop_rows()
+        first = getattr(root, "lineno", None)
+        if rows is not None and first is not None:
+            i = bisect_left(rows, first)
+            if i == len(rows) or rows[i] > (root.end_lineno or first):
+                return [root] if isinstance(root, _STORE_NODES) else []
+        return [n for n in ast.walk(root) if isinstance(n, _STORE_NODES)]
+
+    def _loop_rows(self):
+        """The rows (1-based, sorted) of the file's text that hold `for` or `:=`; None where
+        the rows may not be the tree's (a `\r` line end, a text shorter than the tree)."""
+        if self._for_rows is False:
+            text = self.f.text or ""
+            lines = text.split("\n")
+            last = self.f.tree.body[-1] if getattr(self.f.tree, "body", None) else None
+            if "\r" in text or (last is not None and (last.end_lineno or 0) > len(lines)):
+                self._for_rows = None
+            else:
+                self._for_rows = [i for i, line in enumerate(lines, 1)
+                                  if "for" in line or ":=" in line]
+        return self._for_rows
 
     def _store_levels(self, body, is_target, function, klass, depth):
         """[(level, evidence)] of the values `body` stores into `is_target`'s targets, None
