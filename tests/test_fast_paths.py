@@ -75,6 +75,7 @@ def test_tree_parent_is_the_whole_tree_map():
         for node in nodes[::3]:  # nodes with a line first: answered without the whole map
             if hasattr(node, "lineno"):
                 assert facts.tree_parent(node) is full.get(id(node))
+        assert facts.tree_parent(tree) is None  # the module: none, and no map built for it
         assert "tree_parents" not in facts._scope_memo
         for node in nodes[1::7]:
             assert facts.tree_parent(node) is full.get(id(node))
