@@ -33,7 +33,9 @@ def findings(p):
 
 
 def shards(cache_dir: Path):
-    return sorted(cache_dir.rglob("*.json"))
+    """The result cache's shards (not the project stage's own files under `project/`)."""
+    return sorted(p for p in cache_dir.rglob("*.json")
+                  if "project" not in p.relative_to(cache_dir).parts)
 
 
 def make_tree(root: Path, n: int = 12) -> Path:

@@ -326,3 +326,46 @@ def test_a_caller_that_uses_the_cuda_runtime_somewhere_does_not_vouch_for_its_ca
             return _run(layer)
         """}, dedent=True)
     assert KEPT[0] in findings(tmp_path)
+
+
+def test_a_namespace_module_s_answer_is_stored_and_checked(tmp_path):
+    # the answer for a module of a namespace package is stored per file (`xspaces`): a warm
+    # run reads it back (here made visible by emptying it), a new caller invalidates it
+    files = {"pkg/__init__.py": "",
+             "pkg/srt/quant/utils.py": HELPER,
+             "pkg/srt/kernels/cutlass_w4a8.py": CUTLASS.replace("pkg.quant", "pkg.srt.quant"),
+             "pkg/srt/layers/mixer.py": MIXER.replace("pkg.quant", "pkg.srt.quant")}
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+    def age():
+        for p in tmp_path.rglob("*.py"):
+            st = p.stat()
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns - 10 * 10**9))
+
+    def cached():
+        r = run("check", "--output-format", "json", "--profile", "torch", "--cache-dir",
+                str(tmp_path / ".cache"), "pkg", cwd=tmp_path)
+        assert r.returncode in (0, 1), r.stderr
+        return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
+                      for f in json.loads(r.stdout))
+
+    age()
+    assert cached() == findings(tmp_path, "pkg") == []
+    memos = list((tmp_path / ".cache").rglob("project/*.xcallers.json"))
+    assert len(memos) == 1
+    stored = json.loads(memos[0].read_text())
+    (entry,) = stored.values()
+    assert entry["called"] and entry["pkg"][1] == "pkg"
+    entry["called"] = []
+    memos[0].write_text(json.dumps(stored))
+    assert cached() == [("pkg/srt/quant/utils.py", 5, "DL201")]  # the stored answer, read back
+    (tmp_path / "pkg/srt/layers/generic.py").write_text(
+        "from pkg.srt.quant.utils import convert_scales\n\n\ndef load(layer):\n"
+        "    return convert_scales(layer.scales)\n")
+    age()
+    entry["called"] = [["x", "DL201", {}]]  # a stale answer: never read once a file changed
+    memos[0].write_text(json.dumps(stored))
+    assert cached() == findings(tmp_path, "pkg") == [("pkg/srt/quant/utils.py", 5, "DL201")]

@@ -75,6 +75,7 @@ def test_tree_parent_is_the_whole_tree_map():
         for node in nodes[::3]:  # nodes with a line first: answered without the whole map
             if hasattr(node, "lineno"):
                 assert facts.tree_parent(node) is full.get(id(node))
+        assert facts.tree_parent(tree) is None  # the module: none, and no map built for it
         assert "tree_parents" not in facts._scope_memo
         for node in nodes[1::7]:
             assert facts.tree_parent(node) is full.get(id(node))
@@ -353,3 +354,59 @@ def test_mentions_one_by_one_is_the_alternation():
         "is_cuda.", "SM_AT_LEAST", "bLaCkWeLl", "\u017fm_at_lea\u017ft", "x.cuh'"]
     for text in texts:
         assert mentions(text) == (_MENTIONS.search(text) is not None), repr(text)
+
+
+FLOW_CASES = [
+    "def f(xs):\n    s = [x for x in xs]\n    if (n := len(s)) > 1:\n        t = {k: v\n             for k, v in s}\n    return s\n",
+    "class A:\n    y = [i for i in\n         range(3)]\n    def f(self):\n        with g() as (self.a, b):\n            self.b = (c := 2)\n",
+    "def f():\n    x = 1\r\n    y = [z for z in x]\r\n    return y\r\n",
+    "def f():\n    global g\n    def h():\n        nonlocal x\n        class C:\n            def m(self):\n                global k\n",
+    "try:\n    a = [b async for b in c]\nexcept E:\n    def f():\n        global q\nelse:\n    d = 1\n",
+]
+
+
+def _flow_of(text):
+    from devlint.analysis.descent import Descent
+    from devlint.analysis.model import collect_imports
+    from devlint.settings import Settings
+
+    tree = ast.parse(text)
+    aliases: dict = {}
+    collect_imports(tree.body, aliases)
+    return tree, Descent(FileFacts("x.py", text, "torch", Settings(), None, tree, aliases), [])
+
+
+def _own_nodes_reference(fn):
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def test_flow_walks_match_the_whole_walks():
+    """`ValueFlow`'s statement-list walks and its row-gated store search against the full
+    walks they replace: the functions' own def and global nodes in `ast.walk` order, the own
+    statements of each function, and each body's store nodes."""
+    from devlint.analysis.flow import _STORE_NODES
+
+    funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for text in SOURCES[::3] + FLOW_CASES:
+        tree, flow = _flow_of(text)
+        fns = [n for n in ast.walk(tree) if isinstance(n, funcs)]
+        assert [fn for fn, _ in flow._own_functions()[1]] == fns
+        for fn, own in flow._own_functions()[1]:
+            mine = {id(n) for n in _own_nodes_reference(fn)}
+            assert own == [n for n in ast.walk(fn) if id(n) in mine
+                           and isinstance(n, (*funcs, ast.Global))]
+            assert {id(n) for n in flow._own_statements(fn)} == {
+                id(n) for n in _own_nodes_reference(fn) if isinstance(n, STATEMENT_LIKE)}
+        bodies = [tree.body] + [n.body for n in ast.walk(tree)
+                                if isinstance(n, (*funcs, ast.ClassDef))]
+        for body in bodies:
+            got = [n for n, _, _ in flow._store_nodes(body)]
+            want = [n for root, _, _ in flow._stores(body) for n in ast.walk(root)
+                    if isinstance(n, _STORE_NODES)]
+            assert got == want

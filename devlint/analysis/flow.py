@@ -10,10 +10,12 @@ functions' own nodes (`_store_nodes`, `_own_functions`) belong with them."""
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from collections import deque
 
 from devlint.analysis.imported import imported_producer
 from devlint.analysis.model import _EXITS, _FUNCS
+from devlint.analysis.walk import child_statements, statements
 from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
@@ -62,6 +64,8 @@ class ValueFlow:
         self._outer: dict | None = None  # id(nested def) -> (enclosing def, its class)
         self._store_cache: dict = {}  # body key -> (body, `_store_nodes(body)`)
         self._own_fns = None  # `_own_functions()`
+        self._own_stmts: dict = {}  # id(function) -> `_own_statements(function)`
+        self._for_rows = False  # `_loop_rows()`, False until computed
 
     def _memo(self, cache: dict, key, compute):
         """`compute()` memoized in `cache`, except a result that depended on a value still
@@ -217,8 +221,9 @@ class ValueFlow:
 
     def _own_functions(self):
         """(None, [(function, the Global and def nodes among its `_own_nodes`)]) in
-        `ast.walk` order: one walk of the tree for `_globals` and `_enclosing`, instead of
-        a walk of each function's own nodes after a walk of the tree."""
+        `ast.walk` order: one walk of the tree's statement lists for `_globals` and
+        `_enclosing` (both nodes are statements, which only stand in statement lists:
+        `walk.statements` keeps `ast.walk`'s order without visiting an expression)."""
         if self._own_fns is None:
             order, own = [], {}
             queue = deque([(self.f.tree, None)])
@@ -229,16 +234,27 @@ class ValueFlow:
                         own[id(fn)].append(node)
                     order.append(node)
                     own[id(node)] = []
-                    body = {id(st) for st in node.body}
-                    queue.extend((c, node if id(c) in body else None)
-                                 for c in ast.iter_child_nodes(node))
+                    queue.extend((c, node) for c in child_statements(node))  # its body
                     continue
                 if fn is not None and isinstance(node, ast.Global):
                     own[id(fn)].append(node)
-                inner = None if isinstance(node, (ast.ClassDef, ast.Lambda)) else fn
-                queue.extend((c, inner) for c in ast.iter_child_nodes(node))
+                inner = None if isinstance(node, ast.ClassDef) else fn
+                queue.extend((c, inner) for c in child_statements(node))
             self._own_fns = (None, [(fn, own[id(fn)]) for fn in order])
         return self._own_fns
+
+    def _own_statements(self, fn) -> list:
+        """The statement-like nodes among `_own_nodes(fn)` (nested functions and classes
+        themselves, not what they hold), memoized per function: `global`, `nonlocal` and
+        `def` are statements, so the searches for them need no expression."""
+        hit = self._own_stmts.get(id(fn))
+        if hit is None:
+            hit = list(fn.body)
+            for n in hit:
+                if not isinstance(n, (*_FUNCS, ast.ClassDef)):
+                    hit.extend(child_statements(n))
+            self._own_stmts[id(fn)] = hit
+        return hit
 
     def _module_defs(self) -> dict:
         if self._defs is None:
@@ -349,9 +365,38 @@ class ValueFlow:
         hit = self._store_cache.get(key)
         if hit is None:
             hit = (body, [(n, level, evidence) for root, level, evidence in self._stores(body)
-                          for n in ast.walk(root) if isinstance(n, _STORE_NODES)])
+                          for n in self._root_stores(root)])
             self._store_cache[key] = hit
         return hit[1]
+
+    # --- the store nodes of one root, without walking an expression that holds none -------
+    def _root_stores(self, root) -> list:
+        """`[n for n in ast.walk(root) if isinstance(n, _STORE_NODES)]`. A root of `_stores`
+        is a simple statement, an expression or a `with` item: no statement stands in it, so
+        the only store nodes below it are comprehensions (spelled with `for`) and `:=`
+        expressions. Where the rows the root spans hold neither spelling, the root is its
+        only candidate and its expressions are not walked."""
+        rows = self._loop_rows()
+        first = getattr(root, "lineno", None)
+        if rows is not None and first is not None:
+            i = bisect_left(rows, first)
+            if i == len(rows) or rows[i] > (root.end_lineno or first):
+                return [root] if isinstance(root, _STORE_NODES) else []
+        return [n for n in ast.walk(root) if isinstance(n, _STORE_NODES)]
+
+    def _loop_rows(self):
+        """The rows (1-based, sorted) of the file's text that hold `for` or `:=`; None where
+        the rows may not be the tree's (a `\r` line end, a text shorter than the tree)."""
+        if self._for_rows is False:
+            text = self.f.text or ""
+            lines = text.split("\n")
+            last = self.f.tree.body[-1] if getattr(self.f.tree, "body", None) else None
+            if "\r" in text or (last is not None and (last.end_lineno or 0) > len(lines)):
+                self._for_rows = None
+            else:
+                self._for_rows = [i for i, line in enumerate(lines, 1)
+                                  if "for" in line or ":=" in line]
+        return self._for_rows
 
     def _store_levels(self, body, is_target, function, klass, depth):
         """[(level, evidence)] of the values `body` stores into `is_target`'s targets, None
@@ -404,15 +449,15 @@ class ValueFlow:
             if levels is not None and name in params:
                 return self._joined(passed + levels)
             if levels == [] and not any(isinstance(n, (ast.Global, ast.Nonlocal))
-                                        for n in _own_nodes(function)):
+                                        for n in self._own_statements(function)):
                 outer = self._enclosing().get(id(function))
                 if outer is not None:  # a closure's free name: the enclosing function's
                     return self._name_level(name, outer[0], outer[1], depth + 1)
                 return self._name_level(name, None, None, depth + 1)  # a module name
             if levels is not None and any(
                     isinstance(n, ast.Nonlocal) and name in n.names
-                    for d in _own_nodes(function) if isinstance(d, _FUNCS)
-                    for n in ast.walk(d)):
+                    for d in self._own_statements(function) if isinstance(d, _FUNCS)
+                    for n in statements(d)):
                 return None  # a nested function stores into it too
         else:
             levels = self._store_levels(self.f.tree.body, is_name, None, None, depth)

@@ -277,6 +277,8 @@ class FileFacts:
         full = self._scope_memo.get("tree_parents")
         if full is not None:
             return full.get(id(node))
+        if node is self.tree:  # the module: no parent (asked by the walks up to it)
+            return None
         if isinstance(node, STATEMENT_LIKE):
             return self.memo("statement_parents",
                              lambda: statement_parents(self.tree)).get(id(node))

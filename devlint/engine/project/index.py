@@ -58,14 +58,23 @@ class Project:
             self._stores[key] = FactStore(where)
         return self._stores[key]
 
+    def _store_of(self, path: str) -> FactStore:
+        """The store of the file's package; for a module of a namespace package (no
+        `__init__.py` above it), the store of its folder (keyed by the folder and a trailing
+        separator, which no package's key has): its facts are kept across runs as a
+        package's are, keyed by its stat, so a warm run parses it no more."""
+        pkg = package_of(path)
+        if pkg is None:
+            return self.store(os.path.dirname(path), "")
+        return self.store(pkg[0], pkg[1].split(".")[0])
+
     def fact(self, path: str, name: str, compute):
         """A fact about the file at `path`: from the store when the file is unchanged, else
         computed (and recorded)."""
         held = self._facts.get(path)
         if held is None:
-            pkg = package_of(path)
-            store = self.store(pkg[0], pkg[1].split(".")[0]) if pkg else None
-            held = self._facts[path] = (store.facts(path) if store else {}, store)
+            store = self._store_of(path)
+            held = self._facts[path] = (store.facts(path), store)
         facts, store = held
         if name not in facts:
             facts[name] = compute()
@@ -148,16 +157,12 @@ class Project:
             if res.facts is None or res.stat is None:
                 continue
             path = os.path.abspath(res.path)
-            pkg = package_of(path)
-            if pkg is None:
-                # a namespace package's module (or its package vanished during the run):
-                # no store keeps its facts, the run holds them as `fact` would
-                held = self._facts.setdefault(path, ({}, None))[0]
-                for k, v in res.facts.items():
-                    held.setdefault(k, v)
-                continue
-            store = self.store(pkg[0], pkg[1].split(".")[0])
+            store = self._store_of(path)
             facts = store.facts_at(path, res.stat[:3], res.stat[3])
+            if package_of(path) is None:
+                # a namespace package's module: held for the run even where the store does
+                # not keep them (a file changed within the racy window), as before it had one
+                facts = self._facts.setdefault(path, (facts, store))[0]
             for k, v in res.facts.items():
                 if k not in facts:
                     facts[k] = v

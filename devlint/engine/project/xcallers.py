@@ -25,6 +25,7 @@ from devlint.analysis.model import _EXITS
 from devlint.engine.project.package import _spans, package_of, rows_naming
 from devlint.engine.project.walker import _CudaWalker
 from devlint.engine.project.xgates import per_package
+from devlint.engine.project.xspaces import NamespaceAnswers
 from devlint.evidence import cuda_callers
 
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
@@ -38,8 +39,8 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
     the other passes, in functions (or private methods) every call of which in the package
     runs on CUDA only. With the stage's `key_of`, the answer of a package is stored beside the
     other passes' (`xgates.per_package`, keyed by the package key and the places of the
-    findings left), so a warm run walks no caller; a namespace module (no package) is answered
-    each run."""
+    findings left), so a warm run walks no caller; the answer for a module of a namespace
+    package (no `__init__.py` above it) is stored per file (`xspaces`)."""
     state = _State(project)
     left = []
     for res in results:
@@ -58,11 +59,14 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
         (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
     out = per_package(project, stored, key_of, _NEVER, "xcallers", "called", answer) \
         if stored else {}
+    spaces = NamespaceAnswers(project, key_of, state.module,
+                              lambda path, r: answer(project, path, r, {}))
     for r in each_run:
         path = os.path.abspath(r.path)
-        found = answer(project, path, r, {})
+        found = spaces.answer(path, r)
         if found:
             out[path] = found
+    spaces.save()
     return out
 
 
