@@ -208,6 +208,11 @@ class DeviceLiteralArgument(Rule):
         # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
         Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
               'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
+        # kernel-benchmark: a benchmark that times a kernel's CUDA implementation against Triton
+        Valid('import torch\n\n\ndef bench(n, provider):\n'
+              '    x = torch.randn(n, device="cuda")\n    if provider == "triton_rmsnorm":\n'
+              '        return x\n    elif provider == "cuda_rmsnorm":\n        return x\n',
+              path="benchmarks/benchmark_rmsnorm.py"),
         # gated-benchmark: a benchmark that skips its measurements without an SM90 GPU
         Valid('import torch\n\ndevice = torch.device("cuda")\n\n\n'
               'def main():\n    if torch.cuda.get_device_capability() != (9, 0):\n'
