@@ -59,8 +59,8 @@ _AVAILABILITY = re.compile(r"(?i)(?:^|_)(?:is_available|available|device_count|i
 
 def mentions(text: str) -> bool:
     """The cheap text gate: the source may hold a capability query."""
-    return "capab" in text or "sm_" in text or "is_sm" in text or "MI3" in text \
-        or "hopper" in text.lower() or "blackwell" in text.lower() or "gfx" in text
+    return any(w in text for w in ("capab", "sm_", "_sm", "MI3", "MI2", "gfx", "opper",
+                                   "lackwell", "mpere"))
 
 
 def _generation(node) -> int | None:
@@ -190,7 +190,7 @@ def module_reason(tree: ast.Module, text: str, path: str | None) -> Reason | Non
     generation (see the module docstring), else None."""
     from devlint.evidence.kernel_benchmark import is_benchmark_path
 
-    if not path or not mentions(text) or not is_benchmark_path(path):
+    if not path or not is_benchmark_path(path) or not mentions(text):
         return None
     names = module_names(tree)
     gate = None
