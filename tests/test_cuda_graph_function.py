@@ -32,8 +32,12 @@ def test_a_name_alone_or_a_flag_keeps_the_findings():
     # the graph only on one path
     assert codes("def _run_with_cuda_graph(model, g):\n    if g:\n        g.replay()\n"
                  + SYNC) == ["DL401"]
+    # a setting about graphs is no graph
+    assert codes("def _run_with_cuda_graph(args):\n    n = args.cuda_graph_max_bs\n"
+                 + SYNC) == ["DL401"]
     for name in ("use_cuda_graph", "is_cuda_graph_ready", "get_cuda_graph_bs",
-                 "set_cuda_graph_pool", "test_decode_cuda_graph"):
+                 "set_cuda_graph_pool", "test_decode_cuda_graph", "init_cuda_graph_state",
+                 "parse_cuda_graph_config"):
         assert codes(f"def {name}(m):\n    m.cuda_graph.replay()\n" + SYNC) == ["DL401"], name
 
 

@@ -19,10 +19,12 @@ capture"). Evidence (a `Reason("cuda-graph-capture", ...)`):
 - a function that always calls a capture API (outside `if`/`try`): file:line of the call;
 - a function named for an action on CUDA graphs (`_replay_cuda_graph`,
   `_run_iters_with_cuda_graph`, `capture_cuda_graphs`; not a test, a predicate, a getter or
-  a setter: `use_cuda_graph`, `is_cuda_graph_ready`, `get_cuda_graph_bs`) whose unconditional
+  a setter: `use_cuda_graph`, `is_cuda_graph_ready`, `get_cuda_graph_bs`, nor one that
+  prepares or configures graph state: `init_cuda_graph_state`) whose unconditional
   code works with one: it calls a graph API (`.replay()`, `graph_pool_handle()`) or something
-  named for CUDA graphs (`_CudagraphGlobalRecord.create_cudagraphs()`), or reads a value so
-  named (`binding, buffers = self.cuda_graph`: ONNX Runtime's CUDA-graph replay). Two
+  named for CUDA graphs (`_CudagraphGlobalRecord.create_cudagraphs()`; not a getter or
+  predicate), or reads the graph itself (`binding, buffers = self.cuda_graph`: ONNX Runtime's
+  CUDA-graph replay; not a setting such as `cuda_graph_max_bs`). Two
   signals, the name and the code: file:line of the first such use;
 - a test class named for CUDA graphs (`TestCudaGraphReplay`) whose code calls a capture API
   or a callable named for CUDA graphs (`CudaGraphManager(...)`, `create_cudagraphs()`):
@@ -169,8 +171,11 @@ def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Rea
 
 # a name that asks, reads or configures rather than acts on a graph (`is_cuda_graph_enabled`,
 # `get_cuda_graph_bs`, `use_cuda_graph`): a flag of code that runs with or without graphs
+# likewise a name that prepares, parses or configures state for graphs (`init_cuda_graph_state`,
+# `parse_cuda_graph_config`): every platform's runner implements those
 _NOT_ACTION = re.compile(r"^(?:test|is|has|use|can|should|supports?|needs?|requires?|get|set"
-                         r"|validate|toggle|enable|disable|maybe|with)(?:_|$)")
+                         r"|validate|toggle|enable|disable|maybe|with|init|prepare|parse"
+                         r"|resolve|finalize|configure)(?:_|$)")
 
 
 def _graph_named(node) -> bool:
@@ -179,11 +184,14 @@ def _graph_named(node) -> bool:
     if isinstance(node, ast.Call):
         last = _dotted(node.func).rpartition(".")[2]
         return capture_call(node) or last in ("replay", "graph_pool_handle") \
-            or bool(_CUDA_GRAPH_NAME.search(last))
+            or bool(_CUDA_GRAPH_NAME.search(last)) \
+            and not _NOT_ACTION.match(last.lstrip("_").lower())
+    # the graph object itself (`self.cuda_graph`), not a setting about graphs
+    # (`server_args.cuda_graph_max_bs`, `self.cuda_graph_kv_indices`)
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-        return bool(_CUDA_GRAPH_NAME.search(node.attr))
+        return bool(_CUDA_GRAPH_NAME.fullmatch(node.attr.strip("_")))
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        return bool(_CUDA_GRAPH_NAME.search(node.id))
+        return bool(_CUDA_GRAPH_NAME.fullmatch(node.id.strip("_")))
     return False
 
 
