@@ -71,3 +71,34 @@ def test_the_reason_names_the_principle_and_the_import():
     why = module_reason(ast.parse(text), "benchmarks/bench_pad.py")
     assert why.principle == "kernel-benchmark" and why.line == 3
     assert "fused_pad_cuda" in why.text
+
+
+PROVIDERS = ("import torch\nimport triton\n\nconfigs = [triton.testing.Benchmark(x_names=['n'], "
+             "x_vals=[1], line_arg='provider', line_vals={vals}, line_names={vals}, "
+             "ylabel='ms', plot_name='p', args={{}})]\n\n\n"
+             "def bench(n, provider):\n    x = torch.randn(n, device='cuda')\n"
+             "    if provider == {first!r}:\n        return x\n")
+
+
+def provider_codes(vals, path="examples/benchmark_ops/benchmark_rmsnorm.py"):
+    text = PROVIDERS.format(vals=vals, first=vals[0])
+    return sorted(d.code for d in devlint.check_source(text, path=path))
+
+
+def test_a_benchmark_that_compares_a_cuda_implementation_with_others():
+    assert provider_codes(["triton_rms_layernorm", "cuda_rms_layernorm"]) == []
+    assert provider_codes(["torch_copy_func", "triton_copy_func", "cuda_copy_func"]) == []
+    assert provider_codes(["triton_func", "colossal_cuda_func", "vllm_cuda_func"]) == []
+
+
+def test_providers_that_name_no_cuda_implementation_keep_the_findings():
+    # implementations that run elsewhere too (Triton, torch)
+    assert provider_codes(["torch_func", "triton_func"]) == ["DL103"]
+    # every provider on CUDA: the benchmark compares nothing but CUDA code paths by name
+    assert provider_codes(["cuda_a", "cuda_b"]) == ["DL103"]
+    # CUDA graphs and devices are no implementation of a kernel
+    assert provider_codes(["eager", "cuda_graph"]) == ["DL103"]
+    assert provider_codes(["cuda", "xpu"]) == ["DL103"]
+    # a library or test module is no benchmark
+    assert provider_codes(["triton_rms", "cuda_rms"], path="pkg/ops/rms.py") == ["DL103"]
+    assert provider_codes(["triton_rms", "cuda_rms"], path="tests/test_rms.py") == ["DL103"]

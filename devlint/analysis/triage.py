@@ -15,6 +15,7 @@ from devlint.analysis.rows import hot_rows, leading_rows
 from devlint.evidence.cuda_graph_capture import module_reason as graph_module
 from devlint.evidence.cuda_kernel_source import module_reason as kernel_source_module
 from devlint.evidence.flash_attention_impl import module_reason as fa_impl_module
+from devlint.evidence.gated_benchmark import module_reason as gated_benchmark_module
 from devlint.evidence.kernel_benchmark import module_reason as kernel_benchmark_module
 from devlint.evidence.nvidia_tool import module_reason as nvidia_tool_module
 from devlint.evidence.entry_gate import entry_gate_reason
@@ -45,6 +46,7 @@ def build_facts(path: str, text: str, settings, tree: ast.Module | None = None) 
                        or nvidia_tool_module(tree, text, path)
                        or fa_impl_module(tree, text, path)
                        or kernel_benchmark_module(tree, path)
+                       or gated_benchmark_module(tree, text, path)
                        or (graph_module(tree, text, path) if by_path else None))
     facts.cuda_alike = (facts.cuda_only or _cuda_only_reason(path, tree, alike=True,
                                                              by_path=by_path)

@@ -35,6 +35,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `cuda_graph_capture`: a function that captures a CUDA graph (its side-stream warm-up and
   static buffers), a test class or test module about CUDA graphs.
 - `nvidia_tool`: a function or module built on `nvidia-smi`.
+- `gated_benchmark`: a benchmark that skips its measurements unless the GPU is of a recent
+  NVIDIA compute capability (SM89+) or a given AMD architecture.
 - `flash_attention_impl`: a function or module that switches torch's attention to
   FlashAttention-3/4 (`activate_flash_attention_impl("FA3")`).
 - `version_fallback`: the CUDA fallback of `hasattr(torch, "accelerator")` where the
@@ -120,6 +122,7 @@ PRINCIPLES = {
     "version-fallback": "devlint.evidence.version_fallback",
     "self-called-on-cuda": "devlint.evidence.self_called_on_cuda",
     "kernel-benchmark": "devlint.evidence.kernel_benchmark",
+    "gated-benchmark": "devlint.evidence.gated_benchmark",
     "uses-cuda-value": "devlint.evidence.uses_cuda_value",
     "cuda-only-test": "devlint.evidence.cuda_only_test",
     "library-gate": "devlint.evidence.library_gate",

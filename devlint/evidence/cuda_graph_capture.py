@@ -17,6 +17,15 @@ device-generic form in torch (`torch.accelerator` has no graph), and the recipe 
 CUDA graph is used for a CUDA-only purpose (the precision rubric: "nvtx ranges, CUDA graphs
 capture"). Evidence (a `Reason("cuda-graph-capture", ...)`):
 - a function that always calls a capture API (outside `if`/`try`): file:line of the call;
+- a function named for an action on CUDA graphs (`_replay_cuda_graph`,
+  `_run_iters_with_cuda_graph`, `capture_cuda_graphs`; not a test, a predicate, a getter or
+  a setter: `use_cuda_graph`, `is_cuda_graph_ready`, `get_cuda_graph_bs`, nor one that
+  prepares or configures graph state: `init_cuda_graph_state`) whose unconditional
+  code works with one: it calls a graph API (`.replay()`, `graph_pool_handle()`) or something
+  named for CUDA graphs (`_CudagraphGlobalRecord.create_cudagraphs()`; not a getter or
+  predicate), or reads the graph itself (`binding, buffers = self.cuda_graph`: ONNX Runtime's
+  CUDA-graph replay; not a setting such as `cuda_graph_max_bs`). Two
+  signals, the name and the code: file:line of the first such use;
 - a test class named for CUDA graphs (`TestCudaGraphReplay`) whose code calls a capture API
   or a callable named for CUDA graphs (`CudaGraphManager(...)`, `create_cudagraphs()`):
   the class line;
@@ -43,7 +52,9 @@ capture are, unless it captures a graph itself and names no other platform or pl
 anywhere (a runner other platforms subclass is written against a platform layer); code that also asks which platform it runs on or names another accelerator
 (`current_platform.is_cuda_alike()`, `torch.xpu`, `"xpu"`, `XPUGraph`) captures on several
 platforms and stays checked; a capture under `if`/`try` picks a mode among others (only that
-function's unconditional calls count); a name alone (`cuda_graph_mode`) is no capture, and
+function's unconditional calls count); a name alone (`cuda_graph_mode`, a function so named
+whose code uses no graph) is no capture, nor is a flag or getter named for graphs (code that
+runs with or without them: sglang's NPU graph runners share the `cuda_graph` names), and
 nor is a check that a capture is under way (`is_current_stream_capturing`: a guard, branch
 flow's business).
 """
@@ -145,7 +156,9 @@ def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Rea
         return None
     if isinstance(scope, _FUNCS):
         call = next((n for n in unconditional_in(scope.body, _CONDITIONAL) if capture_call(n)), None)
-        if call is None or _shared(ast.walk(scope)):
+        if call is None:
+            return _named_graph_function(scope, path)
+        if _shared(ast.walk(scope)):
             return None
         return Reason(_P, f"`{scope.name}` captures a CUDA graph", path, call.lineno)
     if isinstance(scope, ast.ClassDef) and scope.name.startswith("Test") \
@@ -154,6 +167,50 @@ def scope_reason(scope, text: str, path: str | None, layer: bool = False) -> Rea
                 and not _shared(ast.walk(scope)):
             return Reason(_P, f"`{scope.name}` tests CUDA graphs", path, scope.lineno)
     return None
+
+
+# a name that asks, reads or configures rather than acts on a graph (`is_cuda_graph_enabled`,
+# `get_cuda_graph_bs`, `use_cuda_graph`): a flag of code that runs with or without graphs
+# likewise a name that prepares, parses or configures state for graphs (`init_cuda_graph_state`,
+# `parse_cuda_graph_config`): every platform's runner implements those
+_NOT_ACTION = re.compile(r"^(?:test|is|has|use|can|should|supports?|needs?|requires?|get|set"
+                         r"|validate|toggle|enable|disable|maybe|with|init|prepare|parse"
+                         r"|resolve|finalize|configure)(?:_|$)")
+
+
+def _graph_named(node) -> bool:
+    """A call, name or attribute read named for CUDA graphs, or a graph API's own call
+    (`.replay()`, `graph_pool_handle()`)."""
+    if isinstance(node, ast.Call):
+        last = _dotted(node.func).rpartition(".")[2]
+        return capture_call(node) or last in ("replay", "graph_pool_handle") \
+            or bool(_CUDA_GRAPH_NAME.search(last)) \
+            and not _NOT_ACTION.match(last.lstrip("_").lower())
+    # the graph object itself (`self.cuda_graph`), not a setting about graphs
+    # (`server_args.cuda_graph_max_bs`, `self.cuda_graph_kv_indices`)
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return bool(_CUDA_GRAPH_NAME.fullmatch(node.attr.strip("_")))
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return bool(_CUDA_GRAPH_NAME.fullmatch(node.id.strip("_")))
+    return False
+
+
+def _named_graph_function(scope, path: str | None) -> Reason | None:
+    """A function named for an action on CUDA graphs (`_replay_cuda_graph`,
+    `_run_iters_with_cuda_graph`, `capture_cuda_graphs`; not a test, a predicate, a getter or
+    a setter) whose unconditional code works with one: it calls a graph API or something
+    named for CUDA graphs (`_CudagraphGlobalRecord.create_cudagraphs()`, `graph.replay()`), or
+    reads a value so named (`binding, buffers = self.cuda_graph`). Two signals, the name and
+    the code; code that names another platform or a platform layer is shared."""
+    name = scope.name.lstrip("_")
+    if not _CUDA_GRAPH_NAME.search(name) or _NOT_ACTION.match(name.lower()):
+        return None
+    use = min((n for n in unconditional_in(scope.body, _CONDITIONAL) if _graph_named(n)),
+              key=lambda n: n.lineno, default=None)
+    if use is None or _shared(ast.walk(scope)):
+        return None
+    return Reason(_P, f"`{scope.name}` is named for CUDA graphs and works with one", path,
+                  use.lineno)
 
 
 def module_reason(tree: ast.Module, text: str, path: str) -> Reason | None:

@@ -19,14 +19,20 @@ Evidence (a `Reason("kernel-benchmark", ...)`, file:line of the import): a bench
 names such a kernel: the module's last part or an imported name holding a word of
 cuda_only.toml's `stems` (or its `[cuda_alike]` stems) as a `_`-separated part, or an
 imported name whose `cuda` part is its implementation's qualifier: not its first part, and
-followed only by shape, kernel or availability words (`_3d`, `_kernels_available`).
+followed only by shape, kernel or availability words (`_3d`, `_kernels_available`); or, in
+such a module, a provider it compares (a string of `triton.testing.Benchmark(line_vals=[...])`,
+or one a `provider == "..."` test compares with) that names a kernel's CUDA implementation
+(`cuda_rms_layernorm`, `vllm_cuda_func`: `cuda` as one of its words) beside a provider that
+does not (its Triton or torch baseline): file:line of that provider.
 Limits: a test module is never CUDA-only by its imports (they gate some tests); an import
 under `try`/`if` is optional; `cuda` about the device rather than the kernel is no kernel
 (`benchmark_cuda_function_in_microseconds`, `to_cuda`, `cuda_device_count`,
 `model_parallel_cuda_manual_seed`), nor are CUDA graphs (torch.xpu.XPUGraph); a Triton kernel
 (`triton_mxfp8_dequant`) is no CUDA-only stack, nor is a name that also names a portable
 kernel (`triton_deep_gemm_moe`: a dispatch between the two; vLLM's benchmark_moe.py importing
-it was made device-generic upstream, dev corpus 064); a library module importing such a kernel
+it was made device-generic upstream, dev corpus 064); a provider list that names only CUDA
+implementations, CUDA graphs (`cuda_graph`) or devices (`"cuda"`, `"xpu"`) compares no kernel
+implementations; a library module importing such a kernel
 dispatches among backends and is judged by `cuda-only-module` and `cuda-only-scope`.
 """
 from __future__ import annotations
@@ -122,9 +128,48 @@ def module_reason(tree: ast.Module, path: str | None) -> Reason | None:
             if found is None and _kernel_word(name):
                 found = (name, st.lineno)
     if found is None:
+        provider = _cuda_provider(tree)
+        if provider is not None:
+            return Reason(_P, "a benchmark that times a kernel's CUDA implementation against "
+                          f"others: its provider `{provider.value}`", path, provider.lineno)
         return None
     return Reason(_P, f"a benchmark of a CUDA-only kernel: it imports `{found[0]}`",
                   path, found[1])
+
+
+# the names under which a benchmark lists the implementations it compares
+# (`triton.testing.Benchmark(line_vals=[...])`) and the variable it dispatches on
+_PROVIDER_KEYWORDS = frozenset({"line_vals", "providers"})
+_PROVIDER_NAMES = frozenset({"provider", "impl", "backend"})
+
+
+def _cuda_provider(tree: ast.Module):
+    """The first provider a benchmark compares (a string of a `line_vals=` list, or one a
+    `provider == "..."` test compares with) that names a CUDA implementation
+    (`cuda_rms_layernorm`, `vllm_cuda_func`: `cuda` as one of its `_`-separated words, not
+    CUDA graphs), where the providers also name another implementation (a Triton or torch
+    baseline beside it: the benchmark compares implementations, not devices)."""
+    providers = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.keyword) and n.arg in _PROVIDER_KEYWORDS \
+                and isinstance(n.value, (ast.List, ast.Tuple)):
+            providers.extend(e for e in n.value.elts
+                             if isinstance(e, ast.Constant) and isinstance(e.value, str))
+        elif isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) \
+                and isinstance(n.left, ast.Name) and n.left.id in _PROVIDER_NAMES \
+                and isinstance(n.comparators[0], ast.Constant) \
+                and isinstance(n.comparators[0].value, str):
+            providers.append(n.comparators[0])
+    cuda = [p for p in providers if _cuda_implementation(p.value)]
+    if not cuda or all(_cuda_implementation(p.value) for p in providers):
+        return None
+    return min(cuda, key=lambda p: p.lineno)
+
+
+def _cuda_implementation(name: str) -> bool:
+    parts = [p for p in re.split(r"[_\-\s]+", name.lower()) if p]
+    return "cuda" in parts and len(parts) > 1 and not {"graph", "graphs"} & set(parts) \
+        and not _OTHER_PLATFORM & set(parts)
 
 
 def _parts(name: str) -> list:

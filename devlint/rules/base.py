@@ -41,7 +41,7 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
            "cuda-kernel-source", "entry-gate", "cuda-graph-capture", "nvidia-tool",
            "flash-attention-impl", "mock-target", "cuda-value", "fake-tensor", "hip-device",
            "host-copy", "version-fallback", "load-location", "self-called-on-cuda",
-           "kernel-benchmark",
+           "kernel-benchmark", "gated-benchmark",
            "uses-cuda-value", "library-gate")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
               "dead-default", "imported-gate", "imported-guard", "launched-worker",

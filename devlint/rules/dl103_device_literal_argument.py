@@ -208,6 +208,16 @@ class DeviceLiteralArgument(Rule):
         # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
         Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
               'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
+        # kernel-benchmark: a benchmark that times a kernel's CUDA implementation against Triton
+        Valid('import torch\n\n\ndef bench(n, provider):\n'
+              '    x = torch.randn(n, device="cuda")\n    if provider == "triton_rmsnorm":\n'
+              '        return x\n    elif provider == "cuda_rmsnorm":\n        return x\n',
+              path="benchmarks/benchmark_rmsnorm.py"),
+        # gated-benchmark: a benchmark that skips its measurements without an SM90 GPU
+        Valid('import torch\n\ndevice = torch.device("cuda")\n\n\n'
+              'def main():\n    if torch.cuda.get_device_capability() != (9, 0):\n'
+              '        print("Skipping: FP8 rowwise needs SM90")\n        return\n',
+              path="benchmarks/bench_grouped_mm.py"),
     ]
     invalid = [
         # library-gate's limits: TransformerEngine's import alone (its ports run elsewhere),
@@ -243,6 +253,15 @@ class DeviceLiteralArgument(Rule):
                 'device = torch.accelerator.current_accelerator() if '
                 'torch.accelerator.is_available() else torch.device("cpu")\n',
                 path="benchmarks/bench_pad.py"),
+        # a benchmark that skips pre-Ampere GPUs (bf16) runs on other accelerators
+        Invalid('import torch\n\ndevice = torch.device("cuda")\n\n\n'
+                'def main():\n    if torch.cuda.get_device_capability()[0] < 8:\n'
+                '        return\n',
+                'import torch\n\ndevice = torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else torch.device("cpu")\n\n\n'
+                'def main():\n    if torch.cuda.get_device_capability()[0] < 8:\n'
+                '        return\n',
+                path="benchmarks/bench_grouped_mm.py"),
         # a decorator function whose marks require no GPU (a torch version) gates nothing
         Invalid('import pytest, torch\n'
                 'requires_new = [pytest.mark.skipif(not torch_version_at_least("2.10"), '

@@ -95,6 +95,9 @@ class CudaStreamEvent(Rule):
               "    s.wait_stream(torch.cuda.current_stream())\n    with torch.cuda.stream(s):\n"
               "        fn(x)\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n"
               "        fn(x)\n    return g\n"),
+        # cuda-graph-capture: a function named for an action on CUDA graphs that uses one
+        Valid("import torch\n\n\ndef _replay_cuda_graph(self):\n"
+              "    binding = self.cuda_graph\n    s = torch.cuda.Stream()\n    return s\n"),
         # cuda-graph-capture: a module named for CUDA graphs that captures one itself; its
         # side stream serves the graph's static inputs
         Valid("import torch\n\n\nclass Loader:\n    def __init__(self):\n"
@@ -126,6 +129,11 @@ class CudaStreamEvent(Rule):
                 "import torch\nwith torch.get_device_module().stream(s):\n    pass\n"),
         Invalid("import torch\nctx = nullcontext() if s is None else torch.cuda.stream(s)\n",
                 "import torch\nctx = nullcontext() if s is None else torch.get_device_module().stream(s)\n"),
+        # a predicate named for CUDA graphs asks about them, it does not act on one
+        Invalid("import torch\n\n\ndef use_cuda_graph(m):\n    s = torch.cuda.Stream()\n"
+                "    return m.cuda_graph, s\n",
+                "import torch\n\n\ndef use_cuda_graph(m):\n    s = torch.Stream()\n"
+                "    return m.cuda_graph, s\n"),
         # a capture that also serves another platform's graphs is shared code (the limit of
         # cuda-graph-capture)
         Invalid("import torch\n\n\ndef capture(fn, x):\n    s = torch.cuda.Stream()\n"
