@@ -176,8 +176,9 @@ def findings(project, results, keep=frozenset(), key_of=None) -> dict:
                                         "callers", answer).items():
             out[path] = {start: why for (start, _), why in places.items()}
     for res in results:
-        if key_of is not None and package_of(res.path) is not None:
-            continue  # answered (or read back) per package above
+        if not res.diagnostics or not res.path.endswith(".py") or (
+                key_of is not None and package_of(res.path) is not None):
+            continue  # nothing to answer, or answered (or read back) per package above
         found = _file_findings(project, os.path.abspath(res.path), res, keep, roots, {})
         if found:
             out[os.path.abspath(res.path)] = found

@@ -39,8 +39,9 @@ def twin_arm_findings(project, results, key_of=None) -> dict:
         out = per_package(project, results, key_of, _NOT_EXEMPT, "xtwins", "twins",
                           _file_twins)
     for res in results:
-        if key_of is not None and package_of(res.path) is not None:
-            continue  # answered (or read back) per package above
+        if not res.diagnostics or not res.path.endswith(".py") or (
+                key_of is not None and package_of(res.path) is not None):
+            continue  # nothing to answer, or answered (or read back) per package above
         found = _file_twins(project, os.path.abspath(res.path), res, {})
         if found:
             out[os.path.abspath(res.path)] = found
