@@ -328,9 +328,19 @@ class SettingsResolver:
         self.extend_select = extend_select
         self.extend_ignore = extend_ignore
         self._cache: dict = {}
+        self._by_dir: dict = {}
         self._fixed = load_settings(config_path) if config_path else None
 
     def __call__(self, path: str):
+        # the answer depends on the path's directory only (made absolute against the current
+        # directory, which a run does not change): memoized by the directory as given
+        d = os.path.dirname(path)
+        hit = self._by_dir.get(d)
+        if hit is None:
+            hit = self._by_dir[d] = self._resolve(path)
+        return hit
+
+    def _resolve(self, path: str):
         if self._fixed is not None:
             base = self._fixed
             key = "--config"

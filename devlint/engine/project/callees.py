@@ -16,6 +16,7 @@ import os
 import re
 
 from devlint.engine.project.package import imports_of, package_of
+from devlint.engine.project.xgates import _stat, per_package
 from devlint.evidence import Reason, vocabulary
 from devlint.evidence import calls_cuda_only as principle
 
@@ -99,19 +100,22 @@ def _module_facts(project, path: str, modname: str) -> dict:
         path, modname, project.text(path) or "", lambda: project.tree(path)))
 
 
-def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: int = 0):
+def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: int = 0,
+                 deps=None):
     """Why the project function `mod.name` cannot run without CUDA (a Reason), or None.
     in_tests: the caller is a test or a benchmark, for which a function of a module CUDA-only
     by its own name, folder or imports counts too."""
     path = project.resolve(root, mod)
     if path is None or hops > _MAX_HOPS:
         return None
+    if deps is not None:
+        deps[path] = _stat(path)
     facts = _module_facts(project, path, mod)
     if name in facts["cuda"]:
         return Reason.from_dict(facts["cuda"][name])
     if name in facts["exports"]:
         sub, orig = facts["exports"][name]
-        return _requirement(project, root, sub, orig, in_tests, hops + 1)
+        return _requirement(project, root, sub, orig, in_tests, hops + 1, deps)
     if not in_tests or name.startswith(vocabulary._AVAILABILITY_PREFIXES + ("_", "maybe_")):
         return None
     # the module's own reason (depth-limited: not through the modules it calls), and not its
@@ -153,48 +157,69 @@ def _scopes(tree, row: int) -> list:
             body += [c for h in getattr(nxt, "handlers", ()) or () for c in h.body]
 
 
-def findings(project, results, keep=frozenset()) -> dict:
+def findings(project, results, keep=frozenset(), key_of=None) -> dict:
     """{absolute path: {finding start: Reason}} of the findings in functions that always call
-    a project function which cannot run without CUDA (`keep`: codes never exempted)."""
+    a project function which cannot run without CUDA (`keep`: codes never exempted).
+    key_of(root, top) -> (hash, fresh): the stage's package key; with it, a package's answer
+    is stored (`xgates.per_package`: keyed by the package's files, the findings' places and
+    the stat of every module a requirement was read from), so a warm re-run parses nothing;
+    a file outside a package is answered every run."""
     roots: dict = {}
+
+    def answer(project, path, res, deps):  # per_package's places: (start, code) keys
+        return {(start, ""): why for start, why in _file_findings(
+            project, path, res, keep, roots, deps).items()}
+
     out: dict = {}
+    if key_of is not None:
+        for path, places in per_package(project, results, key_of, keep, "callees",
+                                        "callers", answer).items():
+            out[path] = {start: why for (start, _), why in places.items()}
     for res in results:
-        diags = [d for d in res.diagnostics if d.code not in keep]
-        if not diags or not res.path.endswith(".py"):
-            continue
-        path = os.path.abspath(res.path)
-        text = project.text(path)
-        if not text:
-            continue
-        in_tests = _is_test(path) or any(_BENCH.search(p) for p in path.replace(
-            os.sep, "/").split("/")[-3:])
-        cuda = {}  # local name -> Reason
-        for local, (root, mod, name) in _imports(project, path, text, roots).items():
-            why = _requirement(project, root, mod, name, in_tests)
-            if why:
-                cuda[local] = why
-        if not cuda:
-            continue
-        tree = project.tree(path)
-        if tree is None:
-            continue
-        # the file's own module-level functions that always call one (its test helpers)
-        own = {d.name: d for d in tree.body if isinstance(d, (*_FUNCS, ast.ClassDef))}
-        changed = True
-        while changed:
-            changed = False
-            for name, d in own.items():
-                if name in cuda:
-                    continue
-                for callee, _ in principle.calls_in(d):
-                    if callee in cuda and callee != name:
-                        cuda[name] = cuda[callee]
-                        changed = True
-                        break
-        found = _File(tree, cuda).exempt(diags)
+        if not res.diagnostics or not res.path.endswith(".py") or (
+                key_of is not None and package_of(res.path) is not None):
+            continue  # nothing to answer, or answered (or read back) per package above
+        found = _file_findings(project, os.path.abspath(res.path), res, keep, roots, {})
         if found:
-            out[path] = found
+            out[os.path.abspath(res.path)] = found
     return out
+
+
+def _file_findings(project, path: str, res, keep, roots: dict, deps: dict) -> dict:
+    """{finding start: Reason} of one file; `deps` gets the stat of each module a
+    requirement was read from."""
+    diags = [d for d in res.diagnostics if d.code not in keep]
+    if not diags or not res.path.endswith(".py"):
+        return {}
+    text = project.text(path)
+    if not text:
+        return {}
+    in_tests = _is_test(path) or any(_BENCH.search(p) for p in path.replace(
+        os.sep, "/").split("/")[-3:])
+    cuda = {}  # local name -> Reason
+    for local, (root, mod, name) in _imports(project, path, text, roots).items():
+        why = _requirement(project, root, mod, name, in_tests, deps=deps)
+        if why:
+            cuda[local] = why
+    if not cuda:
+        return {}
+    tree = project.tree(path)
+    if tree is None:
+        return {}
+    # the file's own module-level functions that always call one (its test helpers)
+    own = {d.name: d for d in tree.body if isinstance(d, (*_FUNCS, ast.ClassDef))}
+    changed = True
+    while changed:
+        changed = False
+        for name, d in own.items():
+            if name in cuda:
+                continue
+            for callee, _ in principle.calls_in(d):
+                if callee in cuda and callee != name:
+                    cuda[name] = cuda[callee]
+                    changed = True
+                    break
+    return _File(tree, cuda).exempt(diags) or {}
 
 
 class _File:

@@ -113,12 +113,12 @@ def _exemptions(results, project: Project) -> dict:
                   flag_gated_findings(project, results, key_of),
                   guarded_findings(project, results, key_of),
                   worker_findings(project, results),
-                  twin_arm_findings(project, results)):
+                  twin_arm_findings(project, results, key_of)):
         for path, gated in found.items():
             ex = out.setdefault(path, Exemption())
             ex.gated = {**gated, **ex.gated}
     # --- end imported gates and guards, launched workers ---
-    for path, found in callees.findings(project, results, _KEEP).items():
+    for path, found in callees.findings(project, results, _KEEP, key_of).items():
         out.setdefault(path, Exemption()).callers = found
     # --- functions every caller of which runs on CUDA, across modules (xcallers) ---
     from devlint.engine.project.xcallers import caller_findings

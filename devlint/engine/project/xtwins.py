@@ -16,7 +16,7 @@ import re
 
 from devlint.engine.project.callees import _root_of
 from devlint.engine.project.package import package_of
-from devlint.engine.project.xgates import _locate, imported_names
+from devlint.engine.project.xgates import _locate, _stat, imported_names, per_package
 from devlint.evidence import Reason
 from devlint.evidence.cuda_twin import twin_names
 
@@ -27,34 +27,49 @@ _MAX_HOPS = 4  # base classes and re-exports followed, in all
 _ROOTS: dict = {}  # (directory, top-level package) -> the directory above holding it
 
 
-def twin_arm_findings(project, results) -> dict:
+def twin_arm_findings(project, results, key_of=None) -> dict:
     """{absolute path: {(start, code): Reason}} of the findings in CUDA arms whose generic
     twin a base class of another module (or of the file) defines, and in the private methods
-    called only from them."""
+    called only from them. key_of(root, top) -> (hash, fresh): the stage's package key; with
+    it, a package's answer is stored (`xgates.per_package`: keyed by the package's files, the
+    findings' places and the stat of every module a base class was read from), so a warm
+    re-run parses nothing; a namespace package's modules are answered every run."""
     out = {}
+    if key_of is not None:
+        out = per_package(project, results, key_of, _NOT_EXEMPT, "xtwins", "twins",
+                          _file_twins)
     for res in results:
-        diags = [d for d in res.diagnostics if d.code not in _NOT_EXEMPT]
-        if not diags or not res.path.endswith(".py"):
-            continue
-        path = os.path.abspath(res.path)
-        text = project.text(path)
-        if not text or not _ARM.search(text):
-            continue
-        tree = project.tree(path)
-        pkg = package_of(path) or _namespace_module(path, tree)
-        if pkg is None or tree is None:
-            continue
-        spans = _cuda_spans(project, path, pkg, tree)
-        found = {}
-        for d in diags:
-            row = d.location[0]
-            for first, last, why in spans:
-                if first <= row <= last:
-                    found[(d.start, d.code)] = why
-                    break
+        if not res.diagnostics or not res.path.endswith(".py") or (
+                key_of is not None and package_of(res.path) is not None):
+            continue  # nothing to answer, or answered (or read back) per package above
+        found = _file_twins(project, os.path.abspath(res.path), res, {})
         if found:
-            out[path] = found
+            out[os.path.abspath(res.path)] = found
     return out
+
+
+def _file_twins(project, path: str, res, deps: dict) -> dict:
+    """{(start, code): Reason} of one file's findings in CUDA arms; `deps` gets the stat of
+    each module a base class was read from."""
+    diags = [d for d in res.diagnostics if d.code not in _NOT_EXEMPT]
+    if not diags or not res.path.endswith(".py"):
+        return {}
+    text = project.text(path)
+    if not text or not _ARM.search(text):
+        return {}
+    tree = project.tree(path)
+    pkg = package_of(path) or _namespace_module(path, tree)
+    if pkg is None or tree is None:
+        return {}
+    spans = _cuda_spans(project, path, pkg, tree, deps)
+    found = {}
+    for d in diags:
+        row = d.location[0]
+        for first, last, why in spans:
+            if first <= row <= last:
+                found[(d.start, d.code)] = why
+                break
+    return found
 
 
 def _namespace_module(path, tree):
@@ -72,7 +87,7 @@ def _namespace_module(path, tree):
     return None
 
 
-def _cuda_spans(project, path, pkg, tree) -> list:
+def _cuda_spans(project, path, pkg, tree, deps=None) -> list:
     """[(first body row, last row, Reason)] of the CUDA arms and the private methods called
     only from them, in the module-level classes of the file."""
     root, modname = pkg
@@ -97,7 +112,7 @@ def _cuda_spans(project, path, pkg, tree) -> list:
                 continue
             if imported is None:
                 imported = imported_names(tree, modname, is_package)
-            hit = _base_twin(project, root, path, tree, klass, set(twins), imported, 0)
+            hit = _base_twin(project, root, path, tree, klass, set(twins), imported, 0, deps)
             if hit:
                 base, where, line = hit
                 arms[m] = Reason("cuda-twin", f"`{klass.name}.{m.name}` is the CUDA arm of the "
@@ -110,7 +125,7 @@ def _cuda_spans(project, path, pkg, tree) -> list:
     return spans
 
 
-def _base_twin(project, root, path, tree, klass, twins, imported, hops):
+def _base_twin(project, root, path, tree, klass, twins, imported, hops, deps=None):
     """(base name, file, line) of a base class of `klass` that defines one of `twins` (in the
     file, or resolved through `imported` into a project module), or None."""
     if hops > _MAX_HOPS:
@@ -124,20 +139,20 @@ def _base_twin(project, root, path, tree, klass, twins, imported, hops):
             hit = _defines(local, twins)
             if hit:
                 return b.id, path, hit
-            found = _base_twin(project, root, path, tree, local, twins, imported, hops + 1)
+            found = _base_twin(project, root, path, tree, local, twins, imported, hops + 1, deps)
             if found:
                 return found
             continue
         if b.id not in imported:
             continue
         mod, name = imported[b.id]
-        found = _imported_twin(project, root, mod, name, twins, hops + 1)
+        found = _imported_twin(project, root, mod, name, twins, hops + 1, deps)
         if found:
             return found
     return None
 
 
-def _imported_twin(project, root, mod, name, twins, hops):
+def _imported_twin(project, root, mod, name, twins, hops, deps=None):
     """The base class `name` of project module `mod`: (name, file, line) where it, or one of
     its bases, defines one of `twins`."""
     if hops > _MAX_HOPS:
@@ -148,6 +163,8 @@ def _imported_twin(project, root, mod, name, twins, hops):
     target = _locate(project, top_root or root, mod)
     if target is None:
         return None
+    if deps is not None:
+        deps[target] = _stat(target)
     tree = project.tree(target)
     pkg = package_of(target) or _namespace_module(target, tree)
     if pkg is None or tree is None:
@@ -158,12 +175,12 @@ def _imported_twin(project, root, mod, name, twins, hops):
     if klass is None:
         if name in imported:  # a re-export
             sub, orig = imported[name]
-            return _imported_twin(project, pkg[0], sub, orig, twins, hops + 1)
+            return _imported_twin(project, pkg[0], sub, orig, twins, hops + 1, deps)
         return None
     hit = _defines(klass, twins)
     if hit:
         return name, target, hit
-    return _base_twin(project, pkg[0], target, tree, klass, twins, imported, hops + 1)
+    return _base_twin(project, pkg[0], target, tree, klass, twins, imported, hops + 1, deps)
 
 
 def _defines(klass, twins):

@@ -1,0 +1,151 @@
+"""The project stage's stored answers for dispatch twins (`xtwins`) and CUDA-requiring
+callees (`callees`): a warm run reads the package's answer back, and no stored answer
+outlives a change of a module it was read from, in the package or in another top-level
+package (its `deps`). Each warm run is compared with a run without the cache."""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+
+from _cli import run, write_package
+
+
+def age(root):
+    """The files changed within the last 5 s made 10 s old (the stage stores no answer about
+    a file changed within 2 s); the others left as they are, so that their stat holds."""
+    old = time.time_ns() - 10 * 10**9
+    for p in root.rglob("*.py"):
+        st = p.stat()
+        if st.st_mtime_ns > old + 5 * 10**9:
+            os.utime(p, ns=(st.st_atime_ns, old))
+
+
+def findings(root, *args):
+    r = run("check", "--output-format", "json", "--profile", "torch", *args, cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
+                  for f in json.loads(r.stdout))
+
+
+def warm_and_cold(root, *paths):
+    """(the findings with the cache, without it)."""
+    return (findings(root, "--cache-dir", str(root / ".cache"), *paths),
+            findings(root, "--no-cache", *paths))
+
+
+def memo(root, suffix):
+    (found,) = list((root / ".cache").rglob(f"project/*.{suffix}.json"))
+    return found
+
+
+BASE = """\
+    class Dispatch:
+        def forward_native(self, x):
+            raise NotImplementedError
+
+        def forward_cuda(self, x):
+            raise NotImplementedError
+"""
+
+LAYER = """\
+    import torch
+
+    from base.ops import Dispatch
+
+
+    class Layer(Dispatch):
+        def forward_cuda(self, x):
+            return x.to("cuda")
+
+        def helper(self, x):
+            return x.to("cuda")
+"""
+
+
+def test_dispatch_twins_are_stored_and_invalidated_by_the_base_module(tmp_path):
+    write_package(tmp_path, {"base/ops.py": BASE, "pkg/layer.py": LAYER}, dedent=True)
+    age(tmp_path)
+    kept = [("pkg/layer.py", 11, "DL101")]
+    assert warm_and_cold(tmp_path, "pkg") == (kept, kept)  # the arm (8) is exempt
+    stored = json.loads(memo(tmp_path, "xtwins").read_text())
+    assert stored["twins"] and any(p.endswith("ops.py") for p, _ in stored["deps"])
+    assert warm_and_cold(tmp_path, "pkg") == (kept, kept)  # read back
+    # the base (another top-level package) no longer defines the generic twin: the stored
+    # answer of `pkg`, whose own files did not change, is not read
+    (tmp_path / "base/ops.py").write_text(
+        textwrap.dedent(BASE).replace("forward_native", "forward_other"))
+    age(tmp_path)
+    both = [("pkg/layer.py", 8, "DL101"), ("pkg/layer.py", 11, "DL101")]
+    assert warm_and_cold(tmp_path, "pkg") == (both, both)
+
+
+def test_a_stored_twin_answer_is_what_a_warm_run_reports(tmp_path):
+    write_package(tmp_path, {"base/ops.py": BASE, "pkg/layer.py": LAYER}, dedent=True)
+    age(tmp_path)
+    findings(tmp_path, "--cache-dir", str(tmp_path / ".cache"), "pkg")
+    path = memo(tmp_path, "xtwins")
+    stored = json.loads(path.read_text())
+    stored["twins"] = {}  # made visible: an emptied answer is read back as it is
+    path.write_text(json.dumps(stored))
+    assert findings(tmp_path, "--cache-dir", str(tmp_path / ".cache"), "pkg") == [
+        ("pkg/layer.py", 8, "DL101"), ("pkg/layer.py", 11, "DL101")]
+
+
+API = """\
+    import torch
+
+
+    def quantize(w):
+        assert w.device.type == "cuda", "only CUDA for now"
+        return w
+
+
+    def generic(w):
+        return w * 2
+"""
+
+TESTS = """\
+    import torch
+    from lib.api import quantize, generic
+
+
+    def test_quantize():
+        x = torch.randn(4, device="cuda")
+        quantize(x)
+
+
+    def test_generic():
+        x = torch.randn(4, device="cuda")
+        generic(x)
+"""
+
+
+def test_cuda_callees_are_stored_and_invalidated_by_the_callee_module(tmp_path):
+    write_package(tmp_path, {"lib/api.py": API, "tests/test_quant.py": TESTS}, dedent=True)
+    age(tmp_path)
+    kept = [("tests/test_quant.py", 11, "DL103")]
+    assert warm_and_cold(tmp_path, "tests") == (kept, kept)  # test_quantize's body is exempt
+    path = memo(tmp_path, "callees")
+    stored = json.loads(path.read_text())
+    assert stored["callers"] and any(p.endswith("api.py") for p, _ in stored["deps"])
+    assert warm_and_cold(tmp_path, "tests") == (kept, kept)  # read back
+    both = [("tests/test_quant.py", 6, "DL103"), ("tests/test_quant.py", 11, "DL103")]
+    # the callee (another top-level package) no longer requires CUDA: not read back
+    (tmp_path / "lib/api.py").write_text("def quantize(w):\n    return w\n\n\n"
+                                         "def generic(w):\n    return w * 2\n")
+    age(tmp_path)
+    assert warm_and_cold(tmp_path, "tests") == (both, both)
+
+
+def test_a_stored_callee_answer_is_what_a_warm_run_reports(tmp_path):
+    write_package(tmp_path, {"lib/api.py": API, "tests/test_quant.py": TESTS}, dedent=True)
+    age(tmp_path)
+    findings(tmp_path, "--cache-dir", str(tmp_path / ".cache"), "tests")
+    path = memo(tmp_path, "callees")
+    stored = json.loads(path.read_text())
+    stored["callers"] = {}  # made visible: an emptied answer is read back as it is
+    path.write_text(json.dumps(stored))
+    assert findings(tmp_path, "--cache-dir", str(tmp_path / ".cache"), "tests") == [
+        ("tests/test_quant.py", 6, "DL103"), ("tests/test_quant.py", 11, "DL103")]
