@@ -8,7 +8,7 @@ from devlint.analysis.fixkit import Expr, make_fix, role_expr
 from devlint.evidence.cuda_backend import (
     backend_reason, derived_device_reason, joined_backend_test,
 )
-from devlint.evidence.fast_path import fast_path_reason
+from devlint.evidence.fast_path import fast_path_reason, generic_first_reason
 from devlint.evidence.host_copy import host_copy_reason
 from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
@@ -90,6 +90,20 @@ class IsCudaBranch(Rule):
         Valid("def f(h, w):\n    if h.is_cuda and h.dtype == w.dtype:\n"
               "        out = torch.mm(h, w.t(), out_dtype=torch.float32)\n    else:\n"
               "        out = F.linear(h.float(), w.float())\n    return out\n"),
+        # the arm taken off CUDA is the generic path, the code after it CUDA's kernel
+        Valid("def rope(q, k, cache):\n    if not q.is_cuda:\n"
+              "        return eager_rope(q, cache), eager_rope(k, cache)\n"
+              "    fused_rope(q, k, cache)\n    return q, k\n"),
+        # the CUDA arm leaves the work to a later kernel; the other does it in place
+        Valid('def pad(m, n, bucket):\n    if bucket and m.device.type == "cuda":\n'
+              '        tiles = cdiv(bucket - n, 256)\n    else:\n        m[n:].fill_(-1)\n'),
+        # an allocator ladder: each arm allocates on the tested device, with a label
+        Valid('def alloc(device, n, pool):\n    if device.type == "cuda" and pool:\n'
+              '        with torch.cuda.use_mem_pool(pool):\n'
+              '            buf = torch.empty(n, device=device)\n        how = "pool"\n'
+              '    elif device.type == "cuda":\n        buf = torch.empty(n, device=device)\n'
+              '        how = "cudaMalloc"\n    else:\n        buf = torch.empty(n, device=device)\n'
+              '        how = "default"\n    return buf\n'),
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
         Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
@@ -173,6 +187,20 @@ class IsCudaBranch(Rule):
                 '    ctx = torch.autocast(device.type, dtype=dtype) if device.type != "cpu" '
                 'else contextlib.nullcontext()\n'),
         # the negated test: off CUDA means the CPU path
+        # the arm taken off CUDA goes to the CPU: no generic path
+        Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
+                "    return kernel(q)\n",
+                'def f(q):\n    if q.device.type == "cpu":\n        return ref(q.cpu())\n'
+                "    return kernel(q)\n"),
+        # the CUDA arm moves a tensor the in-place arm leaves where it is
+        Invalid("def f(m, x, n):\n    if x.is_cuda:\n        m = m.cuda()\n    else:\n"
+                "        x[n:].fill_(0)\n",
+                'def f(m, x, n):\n    if x.device.type != "cpu":\n'
+                "        m = m.to(device=x.device)\n    else:\n        x[n:].fill_(0)\n"),
+        # the alternative allocates on the CPU, not on the tested device
+        Invalid('def alloc(device, n):\n    if device.type == "cuda":\n'
+                '        buf = torch.empty(n, device=device)\n        how = "cuda"\n'
+                '    else:\n        buf = torch.empty(n)\n        how = "host"\n    return buf\n'),
         Invalid('def f(w):\n    on_cpu = False\n    if not w.is_cuda:\n        on_cpu = True\n',
                 'def f(w):\n    on_cpu = False\n    if w.device.type == "cpu":\n        on_cpu = True\n'),
         Invalid('def f(w):\n    if not w.is_cuda:\n        w = w.contiguous()\n',
@@ -253,7 +281,8 @@ class IsCudaBranch(Rule):
                 continue
             negated = self._negated(facts, stmt)
             if negated is not None:
-                yield negated
+                if negated is not False:
+                    yield negated
                 continue
             # an operand after one that establishes CUDA (`_is_cuda and x.is_cuda`) is CUDA's
             tests = [(t, n) for t, n in cuda_tests(stmt.test) if not skipped(facts, t, api=True)]
@@ -265,7 +294,9 @@ class IsCudaBranch(Rule):
                 continue
             if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.Raise):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
-            if any(t is not None for _, t in tests) and _fast_path(facts, stmt):
+            fast = _fast_path(facts, stmt, device=all(t is None for _, t in tests))
+            if fast:
+                note_exempt(facts, tests[0][0], fast)
                 continue  # a CUDA fast path beside a generic one
             seeds = [_redundant_seed(facts, st.value) if isinstance(st, ast.Expr) else None
                      for st in stmt.body]
@@ -308,6 +339,10 @@ class IsCudaBranch(Rule):
             return None
         if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) or _only_declines(stmt.body):
             return None
+        generic = _fast_path(facts, stmt, generic_first_reason)
+        if generic is not None:  # the arm off CUDA is the generic path, CUDA's follows
+            note_exempt(facts, test, generic)
+            return False
         if _cuda_alike_scope(facts, stmt):
             return None  # on ROCm `is_cuda` is the platform's own test
         tensor = facts.source(test.operand.value)
@@ -387,7 +422,7 @@ def _names_device(expr) -> bool:
     return "device" in name.lower()
 
 
-def _fast_path(facts, stmt):
+def _fast_path(facts, stmt, reason=fast_path_reason, **kw):
     """The `devlint.evidence.fast_path` reason of a tensor's CUDA branch, if any."""
     arm = stmt
     par = facts.tree_parent(stmt)
@@ -399,7 +434,7 @@ def _fast_path(facts, stmt):
         block = getattr(par, field, None)
         if isinstance(block, list) and any(st is stmt for st in block):
             rest = block[block.index(stmt) + 1:]
-    return fast_path_reason(arm, rest, facts.path)
+    return reason(arm, rest, facts.path, **kw)
 
 
 def _assigned_test_uses(facts, literal, compare):
