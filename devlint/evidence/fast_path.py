@@ -60,12 +60,17 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None,
                   "device", path, stmt.lineno)
 
 
-def generic_first_reason(stmt: ast.If, rest, path: str | None) -> Reason | None:
+def generic_first_reason(stmt: ast.If, rest, path: str | None,
+                         cuda_only=None) -> Reason | None:
     """`if not q.is_cuda: return eager(q, k)` followed by the CUDA kernel and its `return`:
     the arm taken off CUDA is the generic path (it returns a computed value, with no CPU
-    move and no CUDA device), the code after it CUDA's fast path."""
+    move and no CUDA device), the code after it CUDA's fast path, which must use CUDA-only
+    code (`cuda_only(rest)`: a CUDA extension's op): a Triton kernel after it would run on
+    other accelerators too, and then the test denies it to them (a finding)."""
     body = stmt.body
     if stmt.orelse or not body or not rest or not _returns(body) or not _generic(body):
+        return None
+    if cuda_only is None or not cuda_only(rest):
         return None
     last = rest[-1]
     if not (isinstance(last, ast.Return) and last.value is not None

@@ -93,6 +93,7 @@ class IsCudaBranch(Rule):
         # the arm taken off CUDA is the generic path, the code after it CUDA's kernel
         Valid("def rope(q, k, cache):\n    if not q.is_cuda:\n"
               "        return eager_rope(q, cache), eager_rope(k, cache)\n"
+              "    from ext.cuda import fused_rope\n\n"
               "    fused_rope(q, k, cache)\n    return q, k\n"),
         # the CUDA arm leaves the work to a later kernel; the other does it in place
         Valid('def pad(m, n, bucket):\n    if bucket and m.device.type == "cuda":\n'
@@ -187,6 +188,11 @@ class IsCudaBranch(Rule):
                 '    ctx = torch.autocast(device.type, dtype=dtype) if device.type != "cpu" '
                 'else contextlib.nullcontext()\n'),
         # the negated test: off CUDA means the CPU path
+        # a Triton kernel after the arm taken off CUDA would run on other accelerators too
+        Invalid("def f(q):\n    if not q.is_cuda:\n        return reference(q)\n"
+                "    return triton_kernel(q)\n",
+                'def f(q):\n    if q.device.type == "cpu":\n        return reference(q)\n'
+                "    return triton_kernel(q)\n"),
         # the arm taken off CUDA goes to the CPU: no generic path
         Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
                 "    return kernel(q)\n",
@@ -339,7 +345,8 @@ class IsCudaBranch(Rule):
             return None
         if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) or _only_declines(stmt.body):
             return None
-        generic = _fast_path(facts, stmt, generic_first_reason)
+        generic = _fast_path(facts, stmt, generic_first_reason,
+                             cuda_only=lambda block: guards_cuda_only(facts, block))
         if generic is not None:  # the arm off CUDA is the generic path, CUDA's follows
             note_exempt(facts, test, generic)
             return False
