@@ -11,12 +11,11 @@ names), and no CPU move or CUDA device in the alternative. The evidence is the `
 The arm may return from inside a `with` block, and return a tuple of computed values; an
 `elif` arm's alternative is what follows the whole chain (every arm before it is another
 backend's fast path, the code after the chain the generic one).
-Three more shapes of the same dispatch: the arm taken off CUDA first
-(`if not q.is_cuda: return eager(q, k)`, CUDA's kernel and its `return` after it); an `else`
+Two more shapes of the same dispatch: an `else`
 that does the work in place in the tested tensor's own storage (`t[n:].fill_(-1)`) while the
 CUDA arm leaves it to a later kernel and moves nothing; a device's own test
 (`device.type == "cuda"`) whose alternative allocates on that device, the arms assigning the
-same names (a string label for a log beside the computed value is no choice).
+same names, the same calls, and only a string label for a log apart (`how = "cudaMalloc"`).
 Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
 a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
@@ -44,7 +43,8 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None,
     if stmt.orelse:
         other = stmt.orelse
         same = _returns(body) and _returns(other) or (
-            _assigned(body) and _assigned(body) == _assigned(other)) or (
+            _assigned(body) and _assigned(body) == _assigned(other)
+            and _same_calls(body, other)) or (
             _in_place(other, _tested(stmt.test)) and not _moves(body))
     else:
         other = rest
@@ -58,26 +58,6 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None,
         return None
     return Reason("fast-path", "a CUDA fast path whose alternative computes the same on any "
                   "device", path, stmt.lineno)
-
-
-def generic_first_reason(stmt: ast.If, rest, path: str | None,
-                         cuda_only=None) -> Reason | None:
-    """`if not q.is_cuda: return eager(q, k)` followed by the CUDA kernel and its `return`:
-    the arm taken off CUDA is the generic path (it returns a computed value, with no CPU
-    move and no CUDA device), the code after it CUDA's fast path, which must use CUDA-only
-    code (`cuda_only(rest)`: a CUDA extension's op): a Triton kernel after it would run on
-    other accelerators too, and then the test denies it to them (a finding)."""
-    body = stmt.body
-    if stmt.orelse or not body or not rest or not _returns(body) or not _generic(body):
-        return None
-    if cuda_only is None or not cuda_only(rest):
-        return None
-    last = rest[-1]
-    if not (isinstance(last, ast.Return) and last.value is not None
-            and not isinstance(last.value, ast.Constant)):
-        return None
-    return Reason("fast-path", "the path taken off CUDA computes the same on any device; "
-                  "the code after it is CUDA's fast path", path, stmt.lineno)
 
 
 def _returns(block) -> bool:
@@ -113,6 +93,21 @@ def _assigned(block) -> frozenset:
                 names.update(ast.unparse(n) for n in ast.walk(t)
                              if isinstance(n, (ast.Name, ast.Attribute)) and n is t)
     return frozenset(names) if computed else frozenset()
+
+
+def _same_calls(body, other) -> bool:
+    """Where an arm assigns a string label (`how = "cudaMalloc"`), the arms compute the same
+    (the same calls, assigned to the same names): the test then only chooses the label. Two
+    different computations beside labels (`reason = f(src, dev); direction = "H2D"` against
+    `reason = f(dev, src); direction = "D2H"`) are a choice between meanings."""
+    def label(st):
+        return isinstance(st, (ast.Assign, ast.AnnAssign)) and isinstance(st.value, ast.Constant)
+
+    if not any(label(st) for st in [*body, *other]):
+        return True
+    def calls(block):
+        return sorted(ast.dump(st) for st in block if not label(st))
+    return calls(body) == calls(other)
 
 
 def _tested(test) -> set:

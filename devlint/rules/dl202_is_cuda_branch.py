@@ -8,7 +8,7 @@ from devlint.analysis.fixkit import Expr, make_fix, role_expr
 from devlint.evidence.cuda_backend import (
     backend_reason, derived_device_reason, joined_backend_test,
 )
-from devlint.evidence.fast_path import fast_path_reason, generic_first_reason
+from devlint.evidence.fast_path import fast_path_reason
 from devlint.evidence.host_copy import host_copy_reason
 from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
@@ -90,11 +90,6 @@ class IsCudaBranch(Rule):
         Valid("def f(h, w):\n    if h.is_cuda and h.dtype == w.dtype:\n"
               "        out = torch.mm(h, w.t(), out_dtype=torch.float32)\n    else:\n"
               "        out = F.linear(h.float(), w.float())\n    return out\n"),
-        # the arm taken off CUDA is the generic path, the code after it CUDA's kernel
-        Valid("def rope(q, k, cache):\n    if not q.is_cuda:\n"
-              "        return eager_rope(q, cache), eager_rope(k, cache)\n"
-              "    from ext.cuda import fused_rope\n\n"
-              "    fused_rope(q, k, cache)\n    return q, k\n"),
         # the CUDA arm leaves the work to a later kernel; the other does it in place
         Valid('def pad(m, n, bucket):\n    if bucket and m.device.type == "cuda":\n'
               '        tiles = cdiv(bucket - n, 256)\n    else:\n        m[n:].fill_(-1)\n'),
@@ -287,8 +282,7 @@ class IsCudaBranch(Rule):
                 continue
             negated = self._negated(facts, stmt)
             if negated is not None:
-                if negated is not False:
-                    yield negated
+                yield negated
                 continue
             # an operand after one that establishes CUDA (`_is_cuda and x.is_cuda`) is CUDA's
             tests = [(t, n) for t, n in cuda_tests(stmt.test) if not skipped(facts, t, api=True)]
@@ -345,11 +339,6 @@ class IsCudaBranch(Rule):
             return None
         if (stmt.orelse and guards_cuda_only(facts, stmt.orelse)) or _only_declines(stmt.body):
             return None
-        generic = _fast_path(facts, stmt, generic_first_reason,
-                             cuda_only=lambda block: guards_cuda_only(facts, block))
-        if generic is not None:  # the arm off CUDA is the generic path, CUDA's follows
-            note_exempt(facts, test, generic)
-            return False
         if _cuda_alike_scope(facts, stmt):
             return None  # on ROCm `is_cuda` is the platform's own test
         tensor = facts.source(test.operand.value)
