@@ -11,10 +11,17 @@ names), and no CPU move or CUDA device in the alternative. The evidence is the `
 The arm may return from inside a `with` block, and return a tuple of computed values; an
 `elif` arm's alternative is what follows the whole chain (every arm before it is another
 backend's fast path, the code after the chain the generic one).
+Two more shapes of the same dispatch: an `else`
+that does the work in place in the tested tensor's own storage (`t[n:].fill_(-1)`) while the
+CUDA arm leaves it to a later kernel and moves nothing; a device's own test
+(`device.type == "cuda"`) whose alternative allocates on that device, the arms assigning the
+same names, the same calls, and only a string label for a log apart (`how = "cudaMalloc"`).
 Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
 a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
-moves to the CPU (`.cpu()`, `"cpu"`) or names `"cuda"` is no generic path.
+moves to the CPU (`.cpu()`, `"cpu"`) or names `"cuda"` is no generic path; a CUDA arm that
+moves a tensor (`.cuda()`, `.to(...)`, `device=`) beside an in-place `else` is a finding; a
+device test whose alternative does not use the device (`torch.empty(n)`: the CPU) is one.
 """
 from __future__ import annotations
 
@@ -25,21 +32,29 @@ from devlint.evidence import Reason
 _CPU_MOVES = frozenset({"cpu", "numpy"})
 
 
-def fast_path_reason(stmt: ast.If, rest, path: str | None) -> Reason | None:
-    """`stmt` tests a tensor for CUDA; `rest` is the statements after it in its block."""
+def fast_path_reason(stmt: ast.If, rest, path: str | None,
+                     device: bool = False) -> Reason | None:
+    """`stmt` tests a tensor for CUDA; `rest` is the statements after it in its block.
+    `device`: the test asks a device (`device.type == "cuda"`), not a tensor; the
+    alternative must then use that device (`torch.empty(n, device=device)`)."""
     body = stmt.body
     if not body:
         return None
     if stmt.orelse:
         other = stmt.orelse
         same = _returns(body) and _returns(other) or (
-            _assigned(body) and _assigned(body) == _assigned(other))
+            _assigned(body) and _assigned(body) == _assigned(other)
+            and _same_calls(body, other)) or (
+            _in_place(other, _tested(stmt.test)) and not _moves(body))
     else:
         other = rest
         same = _returns(body) and bool(rest) and any(
             isinstance(n, ast.Return) and _computed(n.value)
             for st in rest for n in ast.walk(st))
     if not same or not other or not _generic(other):
+        return None
+    if device and not any(isinstance(n, ast.Name) and n.id in _tested(stmt.test)
+                          for st in other for n in ast.walk(st)):
         return None
     return Reason("fast-path", "a CUDA fast path whose alternative computes the same on any "
                   "device", path, stmt.lineno)
@@ -62,15 +77,81 @@ def _computed(value) -> bool:
 
 
 def _assigned(block) -> frozenset:
+    """The names the block assigns, where it computes at least one of them (a call) and
+    assigns nothing but calls and string labels (`alloc = "cudaMalloc"`, a name for a log):
+    a block of constants only (`on_cpu = True`) is a choice, not a computation."""
     names = set()
+    computed = False
     for st in block:
-        if isinstance(st, (ast.Assign, ast.AnnAssign)) and not isinstance(st.value, ast.Call):
-            return frozenset()  # a constant assigned is a choice, not a computation
+        if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            if isinstance(st.value, ast.Call):
+                computed = True
+            elif not (isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)):
+                return frozenset()  # a constant assigned is a choice, not a computation
         if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in getattr(st, "targets", None) or [st.target]:
                 names.update(ast.unparse(n) for n in ast.walk(t)
                              if isinstance(n, (ast.Name, ast.Attribute)) and n is t)
-    return frozenset(names)
+    return frozenset(names) if computed else frozenset()
+
+
+def _same_calls(body, other) -> bool:
+    """Where an arm assigns a string label (`how = "cudaMalloc"`), the arms compute the same
+    (the same calls, assigned to the same names): the test then only chooses the label. Two
+    different computations beside labels (`reason = f(src, dev); direction = "H2D"` against
+    `reason = f(dev, src); direction = "D2H"`) are a choice between meanings."""
+    def label(st):
+        return isinstance(st, (ast.Assign, ast.AnnAssign)) and isinstance(st.value, ast.Constant)
+
+    if not any(label(st) for st in [*body, *other]):
+        return True
+    def calls(block):
+        return sorted(ast.dump(st) for st in block if not label(st))
+    return calls(body) == calls(other)
+
+
+def _tested(test) -> set:
+    """The names whose CUDA-ness the test asks (`t.is_cuda`, `t.device.type == "cuda"`)."""
+    roots = set()
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and n.attr in ("is_cuda", "device", "type"):
+            root = n.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name):
+                roots.add(root.id)
+    return roots
+
+
+def _in_place(block, tensors) -> bool:
+    """Every statement of the block is an in-place call on a tested tensor or a slice of it
+    (`t[n:].fill_(-1)`, `t.copy_(src)`): the work is done in the tensor's own storage, on
+    its own device, whatever that is."""
+    if not block or not tensors:
+        return False
+    for st in block:
+        call = st.value if isinstance(st, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr.endswith("_") and not call.func.attr.startswith("_")):
+            return False
+        root = call.func.value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if not (isinstance(root, ast.Name) and root.id in tensors):
+            return False
+    return True
+
+
+def _moves(block) -> bool:
+    """The block moves a value or builds one on a device (`.cuda()`, `.to(...)`, a
+    `device=` keyword): a CUDA arm that does so while the other leaves it is a finding."""
+    for st in block:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Attribute) and n.attr in ("cuda", "to", "pin_memory"):
+                return True
+            if isinstance(n, ast.keyword) and n.arg == "device":
+                return True
+    return False
 
 
 def _generic(block) -> bool:

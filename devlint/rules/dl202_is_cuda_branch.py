@@ -90,6 +90,16 @@ class IsCudaBranch(Rule):
         Valid("def f(h, w):\n    if h.is_cuda and h.dtype == w.dtype:\n"
               "        out = torch.mm(h, w.t(), out_dtype=torch.float32)\n    else:\n"
               "        out = F.linear(h.float(), w.float())\n    return out\n"),
+        # the CUDA arm leaves the work to a later kernel; the other does it in place
+        Valid('def pad(m, n, bucket):\n    if bucket and m.device.type == "cuda":\n'
+              '        tiles = cdiv(bucket - n, 256)\n    else:\n        m[n:].fill_(-1)\n'),
+        # an allocator ladder: each arm allocates on the tested device, with a label
+        Valid('def alloc(device, n, pool):\n    if device.type == "cuda" and pool:\n'
+              '        with torch.cuda.use_mem_pool(pool):\n'
+              '            buf = torch.empty(n, device=device)\n        how = "pool"\n'
+              '    elif device.type == "cuda":\n        buf = torch.empty(n, device=device)\n'
+              '        how = "cudaMalloc"\n    else:\n        buf = torch.empty(n, device=device)\n'
+              '        how = "default"\n    return buf\n'),
         Valid('if x.device.type == "cuda":\n    g = torch.cuda.CUDAGraph()\n'),
         Valid('if current_platform.is_cuda() and h.is_cuda:\n    out = mm(h)\n'),
         Valid('if d.type == "cuda":\n    n = 1\nelse:\n    raise ValueError(d)\n'),
@@ -173,6 +183,25 @@ class IsCudaBranch(Rule):
                 '    ctx = torch.autocast(device.type, dtype=dtype) if device.type != "cpu" '
                 'else contextlib.nullcontext()\n'),
         # the negated test: off CUDA means the CPU path
+        # a Triton kernel after the arm taken off CUDA would run on other accelerators too
+        Invalid("def f(q):\n    if not q.is_cuda:\n        return reference(q)\n"
+                "    return triton_kernel(q)\n",
+                'def f(q):\n    if q.device.type == "cpu":\n        return reference(q)\n'
+                "    return triton_kernel(q)\n"),
+        # the arm taken off CUDA goes to the CPU: no generic path
+        Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
+                "    return kernel(q)\n",
+                'def f(q):\n    if q.device.type == "cpu":\n        return ref(q.cpu())\n'
+                "    return kernel(q)\n"),
+        # the CUDA arm moves a tensor the in-place arm leaves where it is
+        Invalid("def f(m, x, n):\n    if x.is_cuda:\n        m = m.cuda()\n    else:\n"
+                "        x[n:].fill_(0)\n",
+                'def f(m, x, n):\n    if x.device.type != "cpu":\n'
+                "        m = m.to(device=x.device)\n    else:\n        x[n:].fill_(0)\n"),
+        # the alternative allocates on the CPU, not on the tested device
+        Invalid('def alloc(device, n):\n    if device.type == "cuda":\n'
+                '        buf = torch.empty(n, device=device)\n        how = "cuda"\n'
+                '    else:\n        buf = torch.empty(n)\n        how = "host"\n    return buf\n'),
         Invalid('def f(w):\n    on_cpu = False\n    if not w.is_cuda:\n        on_cpu = True\n',
                 'def f(w):\n    on_cpu = False\n    if w.device.type == "cpu":\n        on_cpu = True\n'),
         Invalid('def f(w):\n    if not w.is_cuda:\n        w = w.contiguous()\n',
@@ -265,7 +294,9 @@ class IsCudaBranch(Rule):
                 continue
             if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.Raise):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
-            if any(t is not None for _, t in tests) and _fast_path(facts, stmt):
+            fast = _fast_path(facts, stmt, device=all(t is None for _, t in tests))
+            if fast:
+                note_exempt(facts, tests[0][0], fast)
                 continue  # a CUDA fast path beside a generic one
             seeds = [_redundant_seed(facts, st.value) if isinstance(st, ast.Expr) else None
                      for st in stmt.body]
@@ -387,7 +418,7 @@ def _names_device(expr) -> bool:
     return "device" in name.lower()
 
 
-def _fast_path(facts, stmt):
+def _fast_path(facts, stmt, reason=fast_path_reason, **kw):
     """The `devlint.evidence.fast_path` reason of a tensor's CUDA branch, if any."""
     arm = stmt
     par = facts.tree_parent(stmt)
@@ -399,7 +430,7 @@ def _fast_path(facts, stmt):
         block = getattr(par, field, None)
         if isinstance(block, list) and any(st is stmt for st in block):
             rest = block[block.index(stmt) + 1:]
-    return fast_path_reason(arm, rest, facts.path)
+    return reason(arm, rest, facts.path, **kw)
 
 
 def _assigned_test_uses(facts, literal, compare):
