@@ -15,7 +15,8 @@ import os
 import re
 
 from devlint.engine.project.package import absolute, package_of
-from devlint.engine.project.xgates import _locate, _stat, imported_names, per_package
+from devlint.engine.project.xgates import (_locate, _stat, findings_in_spans, imported_names,
+                                            per_package)
 from devlint.evidence import Reason
 from devlint.evidence.imported_flag import flag_reason
 
@@ -168,18 +169,7 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
                     if isinstance(s, (*_FUNCS, ast.ClassDef)) and s.body:
                         spans.append((min([s.lineno] + [d.lineno for d in s.decorator_list]),
                                       s.end_lineno or s.body[-1].lineno, why))
-    if not spans:
-        return {}
-    out = {}
-    for d in res.diagnostics:
-        if d.code in _NEVER:
-            continue
-        row = d.location[0]
-        for first, last, why in spans:
-            if first <= row <= last:
-                out[(d.start, d.code)] = why
-                break
-    return out
+    return findings_in_spans(res, spans, _NEVER)
 
 
 # --- the definition of a name, judged in its own module ---------------------------------

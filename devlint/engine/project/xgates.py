@@ -124,12 +124,17 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
             memo[local] = why and gate_reason(local, mod, why)
         return memo[local]
 
-    spans = gated_spans(tree, gate)
-    if not spans:
-        return {}
+    return findings_in_spans(res, gated_spans(tree, gate), _NOT_GATED)
+
+
+def findings_in_spans(res, spans, never) -> dict:
+    """{(start, code): why} of the findings of `res` (not of a code in `never`) whose row lies
+    in one of `spans` ((first, last, why) rows), the first span that holds it deciding."""
     out = {}
+    if not spans:
+        return out
     for d in res.diagnostics:
-        if d.code in _NOT_GATED:
+        if d.code in never:
             continue
         row = d.location[0]
         for first, last, why in spans:
