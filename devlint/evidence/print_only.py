@@ -145,31 +145,18 @@ def _statements(body):
                     yield from _statements(sub.body)
 
 
-def _own_reads(stmt, name) -> bool:
-    """`stmt` reads `name` in its own expressions (not in its nested blocks)."""
-    for field, value in ast.iter_fields(stmt):
-        if field in _BLOCKS:
-            continue
-        for v in value if isinstance(value, list) else [value]:
-            if isinstance(v, ast.AST) and _loads(v, name):
-                return True
-    return False
-
-
 def _only_reported(names, scope) -> bool:
     """Every read of `names` in `scope` (a function, or the module) is by a report: a message
     or logger call, a metrics dict filled for one, or a statistic measured for one (whose own
     name must then be only reported too); and some report reads one."""
-    body = list(_statements(scope.body))
+    readers = _index(scope)[0]
     todo, seen, reported = list(names), set(), False
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        for st in body:
-            if not _own_reads(st, name):
-                continue
+        for st in readers.get(name, ()):
             if _sink(st):
                 reported = True
                 continue
@@ -222,27 +209,51 @@ def _reports(stmt, scope) -> bool:
 
 def _local_dict(name, scope) -> bool:
     """`name` is bound in `scope` only to dict displays or `dict(...)` (a metrics dict)."""
+    _, writers, defined = _index(scope)
+    if name in defined:
+        return False
     bound = False
+    for st in writers.get(name, ()):
+        value_ = getattr(st, "value", None)
+        if not (isinstance(st, (ast.Assign, ast.AnnAssign)) and (
+                isinstance(value_, ast.Dict) or (isinstance(value_, ast.Call)
+                                                 and _called(value_) == "dict"))):
+            return False
+        bound = True
+    return bound
+
+
+def _index(scope):
+    """({name: statements that read it}, {name: statements that store or delete it}, names of
+    the functions and classes defined), over every statement of `scope` (nested blocks
+    included), each in its own expressions only, in the order of the body. Built once per
+    scope and kept on its node: each `if` of a function asks about the same scope, and a walk
+    per question made a function of many `if`s quadratic."""
+    index = getattr(scope, "_devlint_report_index", None)
+    if index is not None:
+        return index
+    readers, writers, defined = {}, {}, set()
     for st in _statements(scope.body):
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if st.name == name:
-                return False
-            continue
+        is_def = isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        if is_def:
+            defined.add(st.name)
+        loads, stores = set(), set()
         for field, value in ast.iter_fields(st):
             if field in _BLOCKS:
                 continue
             for v in value if isinstance(value, list) else [value]:
-                if not isinstance(v, ast.AST) or not any(
-                        isinstance(n, ast.Name) and n.id == name
-                        and isinstance(n.ctx, (ast.Store, ast.Del)) for n in ast.walk(v)):
+                if not isinstance(v, ast.AST):
                     continue
-                value_ = getattr(st, "value", None)
-                if not (isinstance(st, (ast.Assign, ast.AnnAssign)) and (
-                        isinstance(value_, ast.Dict) or (isinstance(value_, ast.Call)
-                                                         and _called(value_) == "dict"))):
-                    return False
-                bound = True
-    return bound
+                for n in ast.walk(v):
+                    if isinstance(n, ast.Name):
+                        (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
+        for name in loads:
+            readers.setdefault(name, []).append(st)
+        if not is_def:  # a definition binds its own name only (`defined`)
+            for name in stores:
+                writers.setdefault(name, []).append(st)
+    index = scope._devlint_report_index = (readers, writers, defined)
+    return index
 
 
 def print_only_reason(stmt, path: str | None, scope=None) -> Reason | None:
