@@ -33,6 +33,41 @@ def infer_device(facts, node, role: str = "device", allow_context: bool = True) 
     return role_expr(facts, role)
 
 
+def _guard_rebinds(facts, tensor) -> bool:
+    """The `if` that tests `tensor` (`if t.is_cuda:`) rebinds it in its body."""
+    stmt = facts.get_parent(tensor)
+    while stmt is not None and not isinstance(stmt, (ast.If, ast.IfExp)):
+        stmt = facts.get_parent(stmt)
+    return stmt is None or (isinstance(stmt, ast.If) and rebinds(facts, tensor, stmt.body))
+
+
+def rebinds(facts, tensor, body) -> bool:
+    """`body` stores the tensor expression `tensor` or one of its bases (`t = t.cpu()`,
+    `self.x = self.x.cpu()`, `d["x"] = ...`, `self = ...`), so `tensor.device` changes under
+    it; moving it to its own device (`t = t.cuda()`) does not count. Bases that are not names,
+    attributes or items (`f().x`) count as rebound: nothing says what they hold."""
+    chain, root = set(), tensor
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        chain.add(facts.source(root))
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return True
+    chain.add(root.id)
+    src = facts.source(tensor)
+    for st in body:
+        for n in ast.walk(st):
+            if not isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) \
+                    or isinstance(n.ctx, ast.Load) or facts.source(n) not in chain:
+                continue
+            par = facts.get_parent(n)
+            v = getattr(par, "value", None)
+            if not (isinstance(par, ast.Assign) and facts.source(n) == src
+                    and isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute)
+                    and v.func.attr == "cuda" and facts.source(v.func.value) == src):
+                return True
+    return False
+
+
 def _as_role(base: str, role: str) -> str:
     if role == "device-type":
         return f"{base}.type"
@@ -42,7 +77,7 @@ def _as_role(base: str, role: str) -> str:
 def _from_context(facts, node, where, role) -> Expr | None:
     func = where.function
     # a tensor guard: `if t.is_cuda: x = x.cuda()` -> the tensor's own device
-    if where.tensor_guard is not None:
+    if where.tensor_guard is not None and not _guard_rebinds(facts, where.tensor_guard):
         t = facts.source(where.tensor_guard)
         return Expr(_as_role(f"{t}.device", role), (), f"the device of `{t}`, which the enclosing "
                     f"`if {t}.is_cuda` tests", False)
@@ -187,6 +222,13 @@ def _device_read(facts, func, node, ok=lambda name: True) -> str | None:
     stand where `node` is (`ok`)."""
     best = None
     calls = {id(c.func) for c in ast.walk(func) if isinstance(c, ast.Call)}
+    stores = [(n.lineno, simple_name(n)) for n in ast.walk(func)
+              if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store)]
+
+    def rebound(name, line):  # stored between the read and `node`: its device may differ there
+        return any(line <= at < node.lineno and (s == name or name.startswith(f"{s}."))
+                   for at, s in stores if s)
+
     for n in ast.walk(func):
         if isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.ctx, ast.Load):
             if id(n) in calls:
@@ -195,14 +237,14 @@ def _device_read(facts, func, node, ok=lambda name: True) -> str | None:
             if isinstance(v, ast.Name) and v.id in facts.aliases:
                 continue  # a module (`torch.device`), not a tensor
             if isinstance(v, ast.Name) and v.id != "self":
-                if not ok(v.id):
+                if not ok(v.id) or rebound(v.id, n.lineno):
                     continue
                 key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
                 if best is None or key < best[0]:
                     best = (key, v.id)
             elif isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) \
                     and v.value.id == "self":
-                if not ok(f"self.{v.attr}"):
+                if not ok(f"self.{v.attr}") or rebound(f"self.{v.attr}", n.lineno):
                     continue
                 key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
                 if best is None or key < best[0]:

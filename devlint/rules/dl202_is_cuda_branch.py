@@ -1,10 +1,15 @@
-"""DL202 is-cuda-branch."""
+"""DL202 is-cuda-branch.
+
+Size: ~510 lines, most of them the rule's valid and invalid examples (its tests and its docs),
+beside the test's reasons not to report and its fix (a tensor's own device through the body).
+"""
 from __future__ import annotations
 
 import ast
 
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import Expr, make_fix, role_expr
+from devlint.analysis.infer import rebinds
 from devlint.evidence.cuda_backend import (
     backend_reason, derived_device_reason, joined_backend_test,
 )
@@ -164,6 +169,11 @@ class IsCudaBranch(Rule):
                 '        y = y.to(x.device, non_blocking=True)\n', profile="vllm"),
         # the body rebinds the tensor elsewhere: `x.device` would change under it, no fix
         Invalid('def f(x, y):\n    if x.is_cuda:\n        x = x.cpu()\n        y = y.to("cuda")\n'),
+        # ... also through an attribute or an item (`self.x`, `d["x"]`), or one of their bases
+        Invalid('def f(self, y):\n    if self.x.is_cuda:\n        self.x = self.x.cpu()\n'
+                '        y = y.to("cuda")\n'),
+        Invalid('def f(d, y):\n    if d["x"].is_cuda:\n        d["x"] = d["x"].cpu()\n'
+                '        y = y.to("cuda")\n'),
         Invalid("import torch\n\n\ndef f(self, device_type):\n    if device_type == 'cuda':\n"
                 "        self.stream = torch.Stream()\n",
                 "import torch\n\n\ndef f(self, device_type):\n    if device_type != 'cpu':\n"
@@ -360,24 +370,11 @@ class IsCudaBranch(Rule):
 def _tensor_device(facts, tensor, body):
     """(`t.device`, `t.device.type`): where the rewritten test (`t.device.type != "cpu"`)
     runs `body`, the device its values take. None without a tensor, or where the body rebinds
-    the tensor's name (`t = t.cpu()`: `t.device` would change under it) other than moving it
-    to its own device (`t = t.cuda()`, rewritten to `t.to(device=t.device)`)."""
-    if tensor is None:
+    the tensor or one of its bases (`t = t.cpu()`, `self.x = self.x.cpu()`, `self = ...`:
+    `t.device` would change under it) other than moving it to its own device (`t = t.cuda()`,
+    rewritten to `t.to(device=t.device)`)."""
+    if tensor is None or rebinds(facts, tensor, body):
         return None
-    root = tensor
-    while isinstance(root, (ast.Attribute, ast.Subscript)):
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return None
-    for st in body:
-        for n in ast.walk(st):
-            if isinstance(n, ast.Name) and n.id == root.id and not isinstance(n.ctx, ast.Load):
-                par = facts.get_parent(n)
-                v = getattr(par, "value", None)
-                if not (isinstance(par, ast.Assign) and isinstance(v, ast.Call)
-                        and isinstance(v.func, ast.Attribute) and v.func.attr == "cuda"
-                        and isinstance(v.func.value, ast.Name) and v.func.value.id == root.id):
-                    return None
     src = facts.source(tensor)
     return f"{src}.device", f"{src}.device.type"
 
