@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 
+from devlint.engine.project.xgates import _stat
 from devlint.evidence import Reason
 
 
@@ -72,19 +73,3 @@ class NamespaceAnswers:
 
         for memo in sorted(self.dirty):
             _write_json(memo, self.memos[memo])
-
-
-def _stat(path: str) -> list | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
-
-
-def _stat(path: str) -> list | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
