@@ -289,16 +289,20 @@ def test_the_methods_of_a_class_only_constructed_on_cuda(tmp_path, other, exempt
         ("pkg/utils/sampler.py", 6, "DL103"), ("pkg/utils/sampler.py", 9, "DL101")])
 
 
+def _write_namespace_package(root):
+    """`pkg` a package, `pkg/srt/` below it a namespace package (no `__init__.py`): the
+    helper, the CUTLASS kernel module calling it, and the mixer."""
+    write_package(root, {"pkg/srt/quant/utils.py": HELPER,
+                         "pkg/srt/kernels/cutlass_w4a8.py":
+                             CUTLASS.replace("pkg.quant", "pkg.srt.quant"),
+                         "pkg/srt/layers/mixer.py": MIXER.replace("pkg.quant", "pkg.srt.quant")},
+                  dedent=True, namespace=("pkg/srt", "pkg/srt/quant", "pkg/srt/kernels",
+                                          "pkg/srt/layers"))
+
+
 def test_a_namespace_package_is_followed_too(tmp_path):
     # `pkg/srt/` has no `__init__.py`: its modules are named through their absolute imports
-    files = {"pkg/__init__.py": "",
-             "pkg/srt/quant/utils.py": HELPER,
-             "pkg/srt/kernels/cutlass_w4a8.py": CUTLASS.replace("pkg.quant", "pkg.srt.quant"),
-             "pkg/srt/layers/mixer.py": MIXER.replace("pkg.quant", "pkg.srt.quant")}
-    for rel, text in files.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
+    _write_namespace_package(tmp_path)
     assert findings(tmp_path, "pkg") == []
     (tmp_path / "pkg/srt/layers/generic.py").write_text(
         "from pkg.srt.quant.utils import convert_scales\n\n\ndef load(layer):\n"
@@ -331,14 +335,7 @@ def test_a_caller_that_uses_the_cuda_runtime_somewhere_does_not_vouch_for_its_ca
 def test_a_namespace_module_s_answer_is_stored_and_checked(tmp_path):
     # the answer for a module of a namespace package is stored per file (`xspaces`): a warm
     # run reads it back (here made visible by emptying it), a new caller invalidates it
-    files = {"pkg/__init__.py": "",
-             "pkg/srt/quant/utils.py": HELPER,
-             "pkg/srt/kernels/cutlass_w4a8.py": CUTLASS.replace("pkg.quant", "pkg.srt.quant"),
-             "pkg/srt/layers/mixer.py": MIXER.replace("pkg.quant", "pkg.srt.quant")}
-    for rel, text in files.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
+    _write_namespace_package(tmp_path)
 
     def age():
         for p in tmp_path.rglob("*.py"):
