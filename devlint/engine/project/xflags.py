@@ -106,9 +106,7 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
             kind = None
         else:
             continue
-        verdict, where = definition_of(project, root, mod, name)
-        if where:
-            deps[where] = _stat(where)
+        verdict, _ = definition_of(project, root, mod, name, deps=deps)
         if not verdict:
             continue
         what, why = verdict
@@ -174,19 +172,22 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
 
 # --- the definition of a name, judged in its own module ---------------------------------
 
-def definition_of(project, root: str, mod: str, name: str, hops: int = 0):
+def definition_of(project, root: str, mod: str, name: str, hops: int = 0, deps=None):
     """((kind, Reason) for which `name` of module `mod` requires a compute capability or a
-    library of GPU kernels, or None; the file that decided it, or None)."""
+    library of GPU kernels, or None; the file that decided it, or None). `deps` gets the stat
+    of every module read on the way, each re-exporting module of a chain too."""
     path = _locate(project, root, mod)
     if path is None:
         return None, None
+    if deps is not None:
+        deps[path] = _stat(path)
     stored = project.fact(path, "flag:" + name, lambda: _judged(project, path, name))
     if isinstance(stored, list) and len(stored) == 2 and stored[0] == "export":
         if hops >= _MAX_HOPS:
             return None, path
         pkg = package_of(path)
         m, n = stored[1]
-        return definition_of(project, pkg[0] if pkg else root, m, n, hops + 1)
+        return definition_of(project, pkg[0] if pkg else root, m, n, hops + 1, deps)
     if isinstance(stored, list) and len(stored) == 2:
         return (stored[0], Reason.from_dict(stored[1])), path
     return None, path
