@@ -159,8 +159,9 @@ class FileFacts:
 
     def scope_reason(self, scope, klass=None) -> str | None:
         """Why the function or class `scope` (a method of `klass`) is CUDA-only, by the
-        principles `cuda_only_scope` applies; memoized per scope."""
-        key = id(scope)
+        principles `cuda_only_scope` applies; memoized per scope and class (the twin and
+        stand-in principles read the class)."""
+        key = (id(scope), None if klass is None else id(klass))
         if key not in self._scope_memo:
             self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                      or stated_scope_reason(scope, self.path)
