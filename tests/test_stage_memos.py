@@ -272,3 +272,38 @@ def test_a_re_exported_producer_depends_on_every_module_of_the_chain(tmp_path):
     _re_export_from(tmp_path, "plain", "side_stream")
     warm, cold = warm_and_cold(tmp_path, "pkg")
     assert warm == cold and ("pkg/layer.py", 13, "DL101") in cold
+
+
+def test_a_namespace_answer_is_reused_only_for_the_same_content(tmp_path):
+    # `xspaces.NamespaceAnswers` keys each file's answer by its stat and the digest of its
+    # text: a change that keeps the stat (same size, the old mtime and inode) is answered anew
+    import hashlib
+    from types import SimpleNamespace
+
+    from devlint.engine.project.xspaces import NamespaceAnswers
+    from devlint.evidence import Reason
+
+    path = tmp_path / "ns" / "mod.py"
+    path.parent.mkdir()
+    path.write_text("x = 'a'\n")
+    old = path.stat()
+    project = SimpleNamespace(memo_file=lambda d, top: str(tmp_path / "memo.exempt.json"),
+                              text=lambda p: open(p).read())
+    calls = []
+
+    def compute(p, res):
+        calls.append(open(p).read())
+        return {(0, "DL101"): Reason("cuda-callers", "called on CUDA", p, 1)}
+
+    def answer():
+        spaces = NamespaceAnswers(project, lambda root, top: (hashlib.blake2b(), True),
+                                  lambda p: (str(tmp_path), "ns.mod"), compute)
+        found = spaces.answer(str(path), SimpleNamespace(path=str(path), diagnostics=[]))
+        spaces.save()
+        return found
+
+    assert answer() and answer() and len(calls) == 1  # stored, then read back
+    path.write_text("x = 'b'\n")  # same size, same inode; the old mtime put back
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert path.stat().st_ino == old.st_ino and path.stat().st_size == old.st_size
+    assert answer() and calls == ["x = 'a'\n", "x = 'b'\n"]
