@@ -138,6 +138,19 @@ def test_fast_paths_through_with_blocks_tuples_and_elif_chains():
     assert rows(skip) == [("DL202", 7)]
 
 
+def test_a_fast_path_whose_alternative_allocates_on_the_cpu_is_none():
+    # a tensor's own test (`x.is_cuda`, `x.device.type == "cuda"`) whose other arm allocates
+    # with no device: off CUDA the result lands on the CPU, not beside `x` (no generic path)
+    arms = ("        y = torch.empty(n, device=x.device)\n    else:\n"
+            "        y = torch.empty(n{kw})\n    return y + x\n")
+    for test in ("x.is_cuda", 'x.device.type == "cuda"'):
+        text = "import torch\n\n\ndef f(x, n):\n    if %s:\n" % test + arms
+        assert rows(text.format(kw="")) == [("DL202", 5)], test
+        # the same arm on the tensor's own device (or `torch.empty_like`) is the generic path
+        assert rows(text.format(kw=", device=x.device")) == [], test
+        assert rows(text.replace("torch.empty(n{kw})", "torch.empty_like(x)")) == [], test
+
+
 def test_green_contexts_and_nvlink_multicast_are_cuda_runtime():
     green = ("import torch\n\n\ndef streams(gpu, sms):\n    from kernels import spatial\n"
              "    s = [torch.cuda.Stream(gpu)]\n"

@@ -345,3 +345,16 @@ def test_the_availability_operand_of_a_capture_query_is_the_capture_question():
                       "torch.cuda.is_available") == [None]
     assert _reason_of("def f():\n    return torch.cuda.is_available() and "
                       "torch.cuda.device_count() > 1\n", "torch.cuda.is_available") == [None]
+
+
+def test_a_scope_s_reason_is_memoized_per_scope_and_class():
+    # the twin of `forward_cuda` is in its class's body, not in the module's: asked of the
+    # same method without its class and then with it, each answer is its own
+    text = ("class A:\n    def forward_native(self, x):\n        return x\n\n"
+            "    def forward_cuda(self, x):\n        return x\n")
+    for order in ((None, "class"), ("class", None)):
+        facts = build_facts("pkg/mod.py", text, Settings(profile="torch"))
+        klass = facts.tree.body[0]
+        method = klass.body[1]
+        got = {k: facts.scope_reason(method, klass if k else None) for k in order}
+        assert got[None] is None and got["class"].principle == "cuda-twin", order

@@ -75,3 +75,33 @@ def test_the_reason_names_the_principle_and_the_gate():
     text = HEAD + MAIN.format(gate="        if not is_sm_at_least_100():\n            return\n")
     why = module_reason(ast.parse(text), text, "benchmarks/bench_x.py")
     assert why.principle == "gated-benchmark" and why.line == 10
+
+
+def test_a_skip_measures_nothing_a_fallback_measurement_is_none():
+    # an exit that measures nothing: `return`, `return None`, a constant, after a message
+    for leave in ("return None", "return 0.0", "return float('inf')"):
+        assert codes("        if not is_sm_at_least_90():\n            print('needs SM90')\n"
+                     f"            {leave}\n") == [], leave
+    # `return fallback(...)` measures the fallback: the benchmark times something without
+    # the generation
+    for leave in ("return bench_bf16(config)", "return run(config, fp8=False)"):
+        assert codes("        if not is_sm_at_least_90():\n            print('needs SM90')\n"
+                     f"            {leave}\n") == FINDINGS, leave
+
+
+def rows_of(text, path="benchmarks/bench_fp8.py"):
+    return sorted((d.location[0], d.code) for d in devlint.check_source(text, path=path))
+
+
+def test_the_gate_covers_its_run_not_what_else_the_benchmark_does():
+    text = ("import torch\n\ndevice = torch.device('cuda')\n\n\n"      # 3: module level
+            "def make(n):\n    return torch.randn(n, device='cuda')\n\n\n"  # 7: both runs use it
+            "def fp8_only(x):\n    torch.cuda.synchronize()\n    return x\n\n\n"  # 11
+            "def bench_fp8(n):\n    torch.cuda.synchronize()\n"          # 15: the gated run
+            "    if not is_sm_at_least_90():\n        print('skip')\n        return\n"
+            "    fp8_only(make(n))\n\n\n"
+            "def bench_bf16(n):\n    torch.cuda.synchronize()\n    make(n)\n")  # 24
+    assert rows_of(text) == [(3, "DL103"), (7, "DL103"), (24, "DL401")]
+    # the gated run is all the benchmark does: the whole module is exempt
+    whole = text[:text.index("def bench_bf16")] + "if __name__ == '__main__':\n    bench_fp8(8)\n"
+    assert rows_of(whole) == []

@@ -249,3 +249,28 @@ def test_an_availability_gate_stacked_with_a_gpu_kernel_library_gate():
     gates = [i for i, line in enumerate(text.splitlines(), 1)
              if line.startswith("@pytest.mark.skipif(not torch.cuda")]
     assert rows(text, code="DL203") == gates[-2:]
+
+
+def _library_gated(flag_lines: str) -> str:
+    """A test gated on `HAVE_FA3`, the flag set by `flag_lines` (module level)."""
+    return (HEAD + flag_lines + "\n\n@pytest.mark.skipif(not HAVE_FA3, reason='FA3')\n"
+            "def test_a():\n" + BODY)
+
+
+def test_a_library_flag_counts_only_where_every_true_follows_the_import():
+    # set only past a successful import of a library of GPU kernels: the test's body is exempt
+    ok = "try:\n    import flash_attn_3\n    HAVE_FA3 = True\nexcept ImportError:\n" \
+         "    HAVE_FA3 = False\n"
+    assert rows(_library_gated(ok), code="DL103") == []
+    # also true without the library: set before the import (a failed import leaves it
+    # true), or also set true outside the `try` (after it, under an `if`, in a function
+    # declaring it global)
+    for flags in (
+            "try:\n    HAVE_FA3 = True\n    import flash_attn_3\nexcept ImportError:\n    pass\n",
+            ok + "HAVE_FA3 = True\n",
+            ok + "if os.environ.get('FORCE'):\n    HAVE_FA3 = True\n",
+            ok + "\n\ndef force():\n    global HAVE_FA3\n    HAVE_FA3 = True\n",
+            "HAVE_FA3 = True\n" + ok.replace("    HAVE_FA3 = False\n", "    pass\n"),
+            ok + "HAVE_FA3, X = True, 1\n"):
+        text = _library_gated(flags)
+        assert rows(text, code="DL103") == last_body(text), flags

@@ -116,3 +116,47 @@ def test_imported_flags_show_their_definition(tmp_path):
     assert flags == {(21, "DL103", "tests/utils.py:12"),  # `def linear_skip_reason`
                      (30, "DL103", "tests/utils.py:5"),  # `HAVE_DEEP_EP = True`
                      (35, "DL203", "tests/utils.py:5")}, flags  # through `is_ep_available`
+
+
+MARKED = """\
+    import pytest
+    import torch
+
+    from tests.utils import HAVE_DEEP_EP
+
+    pytestmark = pytest.mark.skipif(not HAVE_DEEP_EP, reason="DeepEP")
+
+
+    def _inner():
+        return torch.zeros(1, device="cuda")
+
+
+    def _configs():
+        return [torch.ones(1, device="cuda"), _inner()]
+
+
+    def _helper():
+        return torch.ones(1, device="cuda")
+
+
+    @pytest.mark.parametrize("c", _configs())
+    def test_a(c):
+        x = torch.ones(2, device="cuda") + _helper()
+
+
+    class TestB:
+        shared = torch.ones(1, device="cuda")
+
+        def test_b(self):
+            x = torch.ones(2, device="cuda")
+    """
+
+
+def test_a_module_flag_gate_covers_the_tests_not_what_runs_at_collection(tmp_path):
+    write_package(tmp_path, {"tests/utils.py": UTILS, "tests/test_y.py": MARKED}, dedent=True)
+    rows = {row for name, row, _ in _findings(tmp_path) if name == "test_y.py"}
+    # exempt: the tests' bodies and the helper only they call
+    assert not rows & {18, 23, 30}, rows
+    # still findings: what runs at collection even when every test is skipped (the helper a
+    # parametrisation calls, the helper that one calls, a class body)
+    assert {10, 14, 27} <= rows, rows

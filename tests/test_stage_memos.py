@@ -149,3 +149,161 @@ def test_a_stored_callee_answer_is_what_a_warm_run_reports(tmp_path):
     path.write_text(json.dumps(stored))
     assert findings(tmp_path, "--cache-dir", str(tmp_path / ".cache"), "tests") == [
         ("tests/test_quant.py", 6, "DL103"), ("tests/test_quant.py", 11, "DL103")]
+
+
+# --- re-export chains: every module read on the way is a dependency of the stored answer --
+
+CHAIN_TEST = """\
+    import pytest
+    import torch
+
+    from helpers import {name}
+
+
+    {gate}
+    def test_one():
+        x = torch.ones(2, device="cuda")
+"""
+
+
+def _deps(tmp_path, suffix) -> set:
+    stored = json.loads(memo(tmp_path, suffix).read_text())
+    return {os.path.relpath(p, tmp_path).replace(os.sep, "/") for p, _ in stored["deps"]}
+
+
+def _re_export_from(tmp_path, module: str, name: str):
+    """`helpers/__init__.py` re-exports `name` from `helpers/<module>.py` now; aged, so that
+    only its changed content (not its stat being recent) can tell the warm run."""
+    init = tmp_path / "helpers/__init__.py"
+    init.write_text(f"from helpers.{module} import {name}  # re-exported\n")
+    age(tmp_path)
+
+
+def _chain(tmp_path, suffix: str, defining: str, plain: str, name: str, gate: str):
+    """`tests/test_x.py` imports `name` from `helpers/__init__.py`, which re-exports it from
+    `helpers/defs.py` (`defining`, where it gates on CUDA); the stored answer depends on both
+    modules, and re-exporting it from `helpers/plain.py` (`plain`, where it does not) is
+    seen by the warm run."""
+    write_package(tmp_path, {
+        "helpers/__init__.py": f"from helpers.defs import {name}\n",
+        "helpers/defs.py": defining, "helpers/plain.py": plain,
+        "tests/test_x.py": CHAIN_TEST.format(name=name, gate=gate)}, dedent=True)
+    age(tmp_path)
+    assert warm_and_cold(tmp_path, "tests") == ([], [])  # the gate holds: exempt
+    assert _deps(tmp_path, suffix) >= {"helpers/__init__.py", "helpers/defs.py"}
+    _re_export_from(tmp_path, "plain", name)
+    kept = [("tests/test_x.py", 9, "DL103")]
+    assert warm_and_cold(tmp_path, "tests") == (kept, kept)
+
+
+def test_a_re_exported_gate_depends_on_every_module_of_the_chain(tmp_path):
+    _chain(tmp_path, "xgates", """\
+        import pytest
+        import torch
+
+        cuda_mark = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
+        """, """\
+        import pytest
+
+        cuda_mark = pytest.mark.skipif(False, reason="never")
+        """, "cuda_mark", "@cuda_mark")
+
+
+def test_a_re_exported_flag_depends_on_every_module_of_the_chain(tmp_path):
+    _chain(tmp_path, "xflags", """\
+        try:
+            import deep_ep
+            HAVE_DEEP_EP = True
+        except ImportError:
+            HAVE_DEEP_EP = False
+        """, """\
+        try:
+            import json
+            HAVE_DEEP_EP = True
+        except ImportError:
+            HAVE_DEEP_EP = False
+        """, "HAVE_DEEP_EP", '@pytest.mark.skipif(not HAVE_DEEP_EP, reason="DeepEP")')
+
+
+GUARDED = """\
+    import torch
+
+    from helpers import side_stream
+
+
+    class Layer:
+        def __init__(self):
+            self.stream = side_stream()
+
+        def forward(self, x):
+            if self.stream is not None:
+                with torch.cuda.stream(self.stream):
+                    y = x.to("cuda")
+            return x
+"""
+
+
+def test_a_re_exported_producer_depends_on_every_module_of_the_chain(tmp_path):
+    write_package(tmp_path, {
+        "helpers/__init__.py": "from helpers.defs import side_stream\n",
+        "helpers/defs.py": """\
+            import torch
+
+            from vllm.platforms import current_platform
+
+
+            def side_stream():
+                if not current_platform.is_cuda():
+                    return None
+                return torch.cuda.Stream()
+            """,
+        "helpers/plain.py": """\
+            import torch
+
+
+            def side_stream():
+                return torch.cuda.Stream()
+            """,
+        "pkg/layer.py": GUARDED}, dedent=True)
+    age(tmp_path)
+    warm, cold = warm_and_cold(tmp_path, "pkg")
+    assert warm == cold and ("pkg/layer.py", 13, "DL101") not in cold
+    assert _deps(tmp_path, "xguards") >= {"helpers/__init__.py", "helpers/defs.py"}
+    _re_export_from(tmp_path, "plain", "side_stream")
+    warm, cold = warm_and_cold(tmp_path, "pkg")
+    assert warm == cold and ("pkg/layer.py", 13, "DL101") in cold
+
+
+def test_a_namespace_answer_is_reused_only_for_the_same_content(tmp_path):
+    # `xspaces.NamespaceAnswers` keys each file's answer by its stat and the digest of its
+    # text: a change that keeps the stat (same size, the old mtime and inode) is answered anew
+    import hashlib
+    from types import SimpleNamespace
+
+    from devlint.engine.project.xspaces import NamespaceAnswers
+    from devlint.evidence import Reason
+
+    path = tmp_path / "ns" / "mod.py"
+    path.parent.mkdir()
+    path.write_text("x = 'a'\n")
+    old = path.stat()
+    project = SimpleNamespace(memo_file=lambda d, top: str(tmp_path / "memo.exempt.json"),
+                              text=lambda p: open(p).read())
+    calls = []
+
+    def compute(p, res):
+        calls.append(open(p).read())
+        return {(0, "DL101"): Reason("cuda-callers", "called on CUDA", p, 1)}
+
+    def answer():
+        spaces = NamespaceAnswers(project, lambda root, top: (hashlib.blake2b(), True),
+                                  lambda p: (str(tmp_path), "ns.mod"), compute)
+        found = spaces.answer(str(path), SimpleNamespace(path=str(path), diagnostics=[]))
+        spaces.save()
+        return found
+
+    assert answer() and answer() and len(calls) == 1  # stored, then read back
+    path.write_text("x = 'b'\n")  # same size, same inode; the old mtime put back
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert path.stat().st_ino == old.st_ino and path.stat().st_size == old.st_size
+    assert answer() and calls == ["x = 'a'\n", "x = 'b'\n"]

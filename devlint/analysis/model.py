@@ -17,6 +17,7 @@ from devlint.evidence.cuda_graph_capture import scope_reason as graph_scope
 from devlint.evidence.cuda_kernel_source import builders as kernel_builders
 from devlint.evidence.cuda_kernel_source import scope_reason as kernel_source_scope
 from devlint.evidence.flash_attention_impl import scope_reason as fa_impl_scope
+from devlint.evidence.gated_benchmark import scope_reason as gated_benchmark_scope
 from devlint.evidence.nvidia_tool import scope_reason as nvidia_tool_scope
 from devlint.evidence.cuda_only_scope import _scope_reason
 from devlint.evidence.cuda_twin import (
@@ -158,8 +159,9 @@ class FileFacts:
 
     def scope_reason(self, scope, klass=None) -> str | None:
         """Why the function or class `scope` (a method of `klass`) is CUDA-only, by the
-        principles `cuda_only_scope` applies; memoized per scope."""
-        key = id(scope)
+        principles `cuda_only_scope` applies; memoized per scope and class (the twin and
+        stand-in principles read the class)."""
+        key = (id(scope), None if klass is None else id(klass))
         if key not in self._scope_memo:
             self._scope_memo[key] = (_scope_reason(scope, self.source(scope), self.path)
                                      or stated_scope_reason(scope, self.path)
@@ -168,6 +170,8 @@ class FileFacts:
                                                               platform_layer(self.tree)))
                                      or nvidia_tool_scope(scope, self.source(scope), self.path)
                                      or fa_impl_scope(scope, self.source(scope), self.path)
+                                     or gated_benchmark_scope(scope, self.tree, self.text,
+                                                              self.path)
                                      or kernel_source_scope(scope, self.memo(
                                          "kernel-builders", lambda: kernel_builders(
                                              self.tree, self.text)), self.path)

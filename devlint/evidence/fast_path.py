@@ -19,7 +19,8 @@ same names, the same calls, and only a string label for a log apart (`how = "cud
 Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
 a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
-moves to the CPU (`.cpu()`, `"cpu"`) or names `"cuda"` is no generic path; a CUDA arm that
+moves to the CPU (`.cpu()`, `"cpu"`), allocates there (a torch factory without `device=`,
+`torch.empty(n)`, also under a tensor's own test) or names `"cuda"` is no generic path; a CUDA arm that
 moves a tensor (`.cuda()`, `.to(...)`, `device=`) beside an in-place `else` is a finding; a
 device test whose alternative does not use the device (`torch.empty(n)`: the CPU) is one.
 """
@@ -154,9 +155,25 @@ def _moves(block) -> bool:
     return False
 
 
+# torch's factories: without `device=` they allocate on the CPU
+_FACTORIES = frozenset({"empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm",
+                        "arange", "linspace", "logspace", "eye", "tensor", "empty_strided"})
+
+
+def _allocates_on_cpu(n) -> bool:
+    """`torch.empty(n)`: a factory called without a device (`torch.empty_like(t)` keeps
+    `t`'s)."""
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+        and n.func.attr in _FACTORIES and isinstance(n.func.value, ast.Name) \
+        and n.func.value.id == "torch" and not any(k.arg in ("device", None)
+                                                   for k in n.keywords)
+
+
 def _generic(block) -> bool:
     for st in block:
         for n in ast.walk(st):
+            if _allocates_on_cpu(n):
+                return False
             if isinstance(n, ast.Constant) and isinstance(n.value, str) \
                     and (n.value == "cpu" or n.value.startswith("cuda")):
                 return False

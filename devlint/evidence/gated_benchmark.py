@@ -22,8 +22,15 @@ benchmark folder or name, never a test module: `kernel_benchmark.is_benchmark_pa
 `not is_sm_at_least_100()`, `not (is_MI300() or is_MI350())`; also joined by `and` to a
 choice of configuration, `recipe == X and <not met>`: that configuration needs it) and whose
 arm taken without it only skips: logs or prints, binds placeholders (`us = float("inf")`,
-`None`), and leaves (`return`, `continue`, `break`, `raise`, `sys.exit`, `pytest.skip`).
-Limits: a gate below SM89 (`get_device_capability()[0] < 8`: bf16 on pre-Ampere GPUs) skips
+`None`), and leaves measuring nothing (`return`, `return None` or a constant, `continue`,
+`break`, `raise`, `sys.exit`, `pytest.skip`). It covers the gate's run: the function (or
+method) holding the gate and the module's functions it names, transitively, less those a
+function outside the run names too; the whole module only where the gate is the module's own
+code (the script stops) or the run names every top-level function and class of the module
+(the gated run is all the benchmark does, so its module-level devices serve it).
+Limits: `return fallback(...)` measures the fallback, no skip; a function the run does not
+reach (another benchmark of the file, a helper it shares with one) and, unless the run is all
+the module does, the module-level code keep their findings; a gate below SM89 (`get_device_capability()[0] < 8`: bf16 on pre-Ampere GPUs) skips
 old CUDA GPUs, not other accelerators; a capability query that picks a value (`dtype =
 fnuz if is_MI300() else fn`, `if is_sm_at_least_89(): dtypes.append(...)`) chooses among
 kernels and skips nothing; a test that also asks for availability or another platform
@@ -152,7 +159,9 @@ def _skips(arm) -> bool:
     """The arm only logs, binds placeholders and leaves; it does one of the first or last."""
     said = False
     for st in arm:
-        if isinstance(st, (ast.Return, ast.Continue, ast.Break, ast.Raise)):
+        if isinstance(st, ast.Return):  # `return fallback(...)` still measures something
+            return st.value is None or _placeholder(st.value)
+        if isinstance(st, (ast.Continue, ast.Break, ast.Raise)):
             return True
         if isinstance(st, ast.Pass):
             continue
@@ -185,22 +194,95 @@ def _shared(tree) -> bool:
     return False
 
 
-def module_reason(tree: ast.Module, text: str, path: str | None) -> Reason | None:
-    """The Reason for a benchmark module that skips its measurements without a recent GPU
-    generation (see the module docstring), else None."""
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_UNITS = (*_FUNCS, ast.ClassDef)
+
+
+def _gates(tree, names) -> list:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.If)
+            and (arm := _unmet_arm(n, names)) and _skips(arm)]
+
+
+def gated_run(tree, text: str, path: str | None):
+    """(the first gate, the ids of the functions its run covers, whether that is the whole
+    module), or None; computed once per tree. A gate's run: the top-level function (or
+    method) that holds it and the module's functions it reaches through their names,
+    transitively; the whole module where a gate stands at module level or the runs reach
+    every top-level function and class (all the benchmark does is the gated run), else the
+    functions of the runs that nothing outside them names, and the functions nested in
+    them."""
+    cached = getattr(tree, "_devlint_gated_run", False)
+    if cached is not False:
+        return cached
     from devlint.evidence.kernel_benchmark import is_benchmark_path
 
-    if not path or not is_benchmark_path(path) or not mentions(text):
-        return None
-    names = module_names(tree)
-    gate = None
-    for n in ast.walk(tree):
-        if isinstance(n, ast.If):
-            arm = _unmet_arm(n, names)
-            if arm and _skips(arm):
-                gate = n
-                break
-    if gate is None or _shared(tree):
-        return None
+    out = None
+    if path and is_benchmark_path(path) and mentions(text):
+        gates = _gates(tree, module_names(tree))
+        if gates and not _shared(tree):
+            out = _run_of(tree, gates)
+    try:
+        tree._devlint_gated_run = out
+    except AttributeError:
+        pass
+    return out
+
+
+def _run_of(tree, gates):
+    top = {st.name: st for st in tree.body if isinstance(st, _UNITS)}
+    units = []
+    for st in tree.body:
+        if isinstance(st, _FUNCS):
+            units.append(st)
+        elif isinstance(st, ast.ClassDef):
+            units.extend(m for m in st.body if isinstance(m, _FUNCS))
+
+    def unit_of(gate):
+        return next((u for u in units if u.lineno <= gate.lineno <= u.end_lineno), None)
+
+    held = [unit_of(g) for g in gates]
+    if any(u is None for u in held):  # a gate of the module's own code: the script stops
+        return gates[0], set(), True
+
+    def named(node) -> set:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in top}
+
+    run = {id(u): u for u in held}
+    todo = list(held)
+    while todo:
+        for name in named(todo.pop()):
+            unit = top[name]
+            if id(unit) not in run:
+                run[id(unit)] = unit
+                todo.append(unit)
+    if all(id(u) in run for u in top.values()):
+        return gates[0], set(run), True
+    outside = set()
+    for st in tree.body:
+        if isinstance(st, _UNITS) and id(st) not in run:
+            outside |= named(st)
+    ids = set()
+    for unit in run.values():
+        if unit in held or getattr(unit, "name", None) not in outside:
+            ids |= {id(n) for n in ast.walk(unit) if isinstance(n, _UNITS)}
+    return gates[0], ids, False
+
+
+def _reason(gate, path) -> Reason:
     return Reason(_P, "a benchmark that skips its measurements unless the GPU is of a "
                   "recent NVIDIA compute capability or AMD architecture", path, gate.lineno)
+
+
+def module_reason(tree: ast.Module, text: str, path: str | None) -> Reason | None:
+    """The Reason for a benchmark module that skips its measurements without a recent GPU
+    generation (see the module docstring), where its gated runs are all it does, else None."""
+    found = gated_run(tree, text, path)
+    return _reason(found[0], path) if found and found[2] else None
+
+
+def scope_reason(scope, tree: ast.Module, text: str, path: str | None) -> Reason | None:
+    """The Reason for a function (or class) of a gated run of a benchmark module that also
+    does something else (see `gated_run`), else None."""
+    found = gated_run(tree, text, path)
+    return _reason(found[0], path) if found and not found[2] and id(scope) in found[1] \
+        else None

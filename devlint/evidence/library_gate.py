@@ -23,8 +23,11 @@ Limits: only the module's own top-level names (a flag imported from another modu
 where it is set); an import of TransformerEngine or another CUDA-alike stack by itself is no
 such gate (its ports run elsewhere, and its tests are judged on their own), only its
 hardware-support check (`check_*_support`, `is_*_supported`); a flag that is true without the
-library too (set outside the `try`, or also in a handler) is none; a gate on a library that
-runs anywhere (`scipy`, `triton`, `bitsandbytes`) says nothing.
+library too is none: every binding of it to anything but a false constant must be one of the
+statements that set it past the import (a `True` set before the import in the `try`, or set
+anywhere else in the module, under an `if`, in a handler, in a function that declares it
+`global`, disqualifies it); a gate on a library that runs anywhere (`scipy`, `triton`,
+`bitsandbytes`) says nothing.
 """
 from __future__ import annotations
 
@@ -130,50 +133,87 @@ def _falsy(node) -> bool:
     return isinstance(node, ast.Constant) and not node.value
 
 
-def _set_elsewhere(stmts, names) -> set:
-    """The names of `names` set to something other than a false value in `stmts`."""
-    out = set()
-    for st in stmts:
-        for n in ast.walk(st):
-            targets, value = _assigned(n)
-            for t in targets:
-                if isinstance(t, ast.Tuple):
-                    pairs = zip(t.elts, value.elts) if isinstance(value, ast.Tuple) \
-                        and len(value.elts) == len(t.elts) else ((x, None) for x in t.elts)
-                else:
-                    pairs = [(t, value)]
-                for x, v in pairs:
-                    if isinstance(x, ast.Name) and x.id in names and not _falsy(v):
-                        out.add(x.id)
-    return out
+def _names_bound(node):
+    """(name, value) of each name `node` itself binds; `value` is the value assigned where
+    known (`A = v`, `A, B = v, w`), else None."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets, value = _assigned(node)
+        for t in targets:
+            if isinstance(t, ast.Name):
+                yield t.id, value
+            elif isinstance(t, (ast.Tuple, ast.List)):
+                vals = value.elts if isinstance(value, (ast.Tuple, ast.List)) \
+                    and len(value.elts) == len(t.elts) else [None] * len(t.elts)
+                for x, v in zip(t.elts, vals):
+                    yield from ((y.id, v if y is x else None) for y in ast.walk(x)
+                                if isinstance(y, ast.Name))
+    elif isinstance(node, (ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
+        yield node.target.id, None
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        yield from ((y.id, None) for y in ast.walk(node.target) if isinstance(y, ast.Name))
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        yield from ((y.id, None) for y in ast.walk(node.optional_vars)
+                    if isinstance(y, ast.Name))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for a in node.names:
+            yield (a.asname or a.name).split(".")[0], None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _bindings(tree):
+    """(name, node, value) of every binding of a module-level name: at module level (also
+    inside `if`/`for`/`while`/`with`/`try` and their headers, an augmented assignment, a loop
+    or `with` target, an import), and in a function that declares the name `global`."""
+    stack = list(getattr(tree, "body", ()))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            declared = {n for x in ast.walk(node) if isinstance(x, ast.Global) for n in x.names}
+            if declared:
+                for x in ast.walk(node):
+                    for name, value in _names_bound(x):
+                        if name in declared:
+                            yield name, x, value
+            continue
+        if isinstance(node, _SCOPES):
+            continue
+        for name, value in _names_bound(node):
+            yield name, node, value
+        stack.extend(ast.iter_child_nodes(node))
 
 
 def library_flags(tree) -> dict:
     """{flag name: (what sets it, its line)} of the module's top-level flags true only with a
-    CUDA-only library (see the module docstring); computed once per tree."""
+    CUDA-only library (see the module docstring): every binding of the flag to something
+    other than a false value is one of the statements that set it past the library's import
+    (or its hardware-support check, or the library's own availability query); computed once
+    per tree."""
     cached = getattr(tree, "_devlint_library_flags", None)
     if cached is not None:
         return cached
     flags: dict = {}
+    setters: dict = {}  # flag -> the statements that set it true only with the library
     for st in getattr(tree, "body", ()):
         if isinstance(st, ast.Try) and st.handlers:
-            lib, imported = _try_library(st.body)
-            found: dict = {}
-            for s in st.body:
+            lib, imported = None, set()
+            for s in st.body:  # in order: a flag set before the import is true without it
                 targets, value = _assigned(s)
-                if value is None:
-                    continue
-                support = _support_flag(targets, value, imported)
+                support = value is not None and _support_flag(targets, value, imported)
                 if support:
-                    found[support] = (f"`{support}` is set by `{value.func.id}()`, a GPU-kernel "
-                                      "library's own hardware-support check", s.lineno)
-                elif lib:
+                    flags[support] = (f"`{support}` is set by `{value.func.id}()`, a "
+                                      "GPU-kernel library's own hardware-support check",
+                                      s.lineno)
+                    setters.setdefault(support, set()).add(s)
+                elif lib and value is not None:
                     for n in _true_names(targets, value):
-                        found[n] = (f"`{n}` is set only where `{lib}` (NVIDIA/AMD GPU kernels "
-                                    "only) imports or loads", s.lineno)
-            others = [*st.orelse, *st.finalbody, *(x for h in st.handlers for x in h.body)]
-            for n in set(found) - _set_elsewhere(others, set(found)):
-                flags[n] = found[n]
+                        flags[n] = (f"`{n}` is set only where `{lib}` (NVIDIA/AMD GPU "
+                                    "kernels only) imports or loads", s.lineno)
+                        setters.setdefault(n, set()).add(s)
+                got, names = _try_library([s])
+                lib = lib or got
+                imported |= names
         else:
             targets, value = _assigned(st)
             if value is not None and len(targets) == 1 and isinstance(targets[0], ast.Name):
@@ -181,8 +221,13 @@ def library_flags(tree) -> dict:
                 if lib:
                     flags[targets[0].id] = (f"`{targets[0].id}` asks whether `{lib}` (NVIDIA/AMD "
                                             "GPU kernels only) is available", st.lineno)
+                    setters.setdefault(targets[0].id, set()).add(st)
                 else:
                     flags.pop(targets[0].id, None)  # rebound: no longer the library's flag
+    if flags:  # a flag also set true (or to a value not known false) elsewhere: not only
+        for name, node, value in _bindings(tree):  # with the library
+            if name in flags and node not in setters.get(name, ()) and not _falsy(value):
+                del flags[name]
     out = flags
     try:
         tree._devlint_library_flags = out

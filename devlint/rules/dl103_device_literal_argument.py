@@ -221,7 +221,8 @@ class DeviceLiteralArgument(Rule):
     ]
     invalid = [
         # library-gate's limits: TransformerEngine's import alone (its ports run elsewhere),
-        # a library that runs anywhere, a gate one of whose alternatives needs no such library
+        # a flag also set true without the library, a library that runs anywhere, a gate one
+        # of whose alternatives needs no such library
         Invalid('import pytest, torch\ntry:\n    import transformer_engine\n    HAVE_TE = True\n'
                 'except ImportError:\n    HAVE_TE = False\n\n\n'
                 '@pytest.mark.skipif(not HAVE_TE, reason="TE")\n'
@@ -229,6 +230,14 @@ class DeviceLiteralArgument(Rule):
                 'import pytest, torch\ntry:\n    import transformer_engine\n    HAVE_TE = True\n'
                 'except ImportError:\n    HAVE_TE = False\n\n\n'
                 '@pytest.mark.skipif(not HAVE_TE, reason="TE")\n'
+                'def test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else \"cpu\")\n'),
+        Invalid('import pytest, torch\ntry:\n    import flash_attn_3\n    HAVE_FA3 = True\n'
+                'except ImportError:\n    HAVE_FA3 = False\nif FORCE:\n    HAVE_FA3 = True\n\n\n'
+                '@pytest.mark.skipif(not HAVE_FA3, reason="FA3")\n'
+                'def test_a():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\ntry:\n    import flash_attn_3\n    HAVE_FA3 = True\n'
+                'except ImportError:\n    HAVE_FA3 = False\nif FORCE:\n    HAVE_FA3 = True\n\n\n'
+                '@pytest.mark.skipif(not HAVE_FA3, reason="FA3")\n'
                 'def test_a():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else \"cpu\")\n'),
         Invalid('import pytest, torch\ntry:\n    import scipy\n    HAVE_SCIPY = True\n'
                 'except ImportError:\n    HAVE_SCIPY = False\n\n\n'

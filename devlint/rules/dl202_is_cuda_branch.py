@@ -208,7 +208,13 @@ class IsCudaBranch(Rule):
                 "        x[n:].fill_(0)\n",
                 'def f(m, x, n):\n    if x.device.type != "cpu":\n'
                 "        m = m.to(device=x.device)\n    else:\n        x[n:].fill_(0)\n"),
-        # the alternative allocates on the CPU, not on the tested device
+        # the alternative allocates on the CPU, not on the tested device (also under a
+        # tensor's own test)
+        Invalid('def f(x, n):\n    if x.is_cuda:\n        y = torch.empty(n, device=x.device)\n'
+                '    else:\n        y = torch.empty(n)\n    return y\n',
+                'def f(x, n):\n    if x.device.type != "cpu":\n'
+                '        y = torch.empty(n, device=x.device)\n'
+                '    else:\n        y = torch.empty(n)\n    return y\n'),
         Invalid('def alloc(device, n):\n    if device.type == "cuda":\n'
                 '        buf = torch.empty(n, device=device)\n        how = "cuda"\n'
                 '    else:\n        buf = torch.empty(n)\n        how = "host"\n    return buf\n'),

@@ -6,8 +6,10 @@ whose helper returns a name it imports from a project module.
 Per file with findings: a text check first (a skip mark and a `from ... import`), then the
 parse, the imported names the file's skip marks read, each resolved to its definition and
 judged in its module (`_judged`, stored per defining module in the fact store), then the
-file's own names re-read with those known (`capability.module_names(tree, seed)`). The answer
-per package is stored beside the stage's own (`xgates.per_package`)."""
+file's own names re-read with those known (`capability.module_names(tree, seed)`). A
+`pytestmark` covers the tests' bodies and the helpers only they name (`_test_bodies`), not
+what runs at collection. The answer per package is stored beside the stage's own
+(`xgates.per_package`)."""
 from __future__ import annotations
 
 import ast
@@ -106,9 +108,7 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
             kind = None
         else:
             continue
-        verdict, where = definition_of(project, root, mod, name)
-        if where:
-            deps[where] = _stat(where)
+        verdict, _ = definition_of(project, root, mod, name, deps=deps)
         if not verdict:
             continue
         what, why = verdict
@@ -165,28 +165,97 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
             marks = st.value.elts if isinstance(st.value, (ast.List, ast.Tuple)) else [st.value]
             why = gate_of(marks)
             if why:
-                for s in tree.body:
-                    if isinstance(s, (*_FUNCS, ast.ClassDef)) and s.body:
-                        spans.append((min([s.lineno] + [d.lineno for d in s.decorator_list]),
-                                      s.end_lineno or s.body[-1].lineno, why))
+                spans.extend((*span, why) for span in _test_bodies(tree))
     return findings_in_spans(res, spans, _NEVER)
+
+
+def _body(node) -> tuple:
+    return node.body[0].lineno, node.end_lineno or node.body[-1].lineno
+
+
+def _test_bodies(tree) -> list:
+    """[(first row, last row)] of what a module's `pytestmark` skips: the bodies of its tests
+    (`test*` functions, the methods of `Test*` classes) and of the functions and classes only
+    they name, directly or through such helpers; not what runs at collection even when every
+    test is skipped (module-level code, decorators, defaults, class bodies, and a helper that
+    code or another unskipped helper names)."""
+    units = {st.name: st for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))
+             and st.body}
+    # unit name -> the names of the units whose code (method or function bodies) names it;
+    # "" for code that runs at import
+    named_by: dict = {}
+
+    def note(node, where: str):
+        for x in ast.walk(node):
+            if isinstance(x, ast.Name) and x.id in units and x.id != where:
+                named_by.setdefault(x.id, set()).add(where)
+
+    def import_time(node, where: str):
+        """The parts of a def or class that run at import; its function bodies run later."""
+        if isinstance(node, _FUNCS):
+            for part in (*node.decorator_list, node.args, node.returns):
+                if part is not None:
+                    note(part, "")
+            for st in node.body:
+                note(st, where)
+        elif isinstance(node, ast.ClassDef):
+            for part in (*node.decorator_list, *node.bases, *node.keywords):
+                note(part, "")
+            for st in node.body:
+                if isinstance(st, (*_FUNCS, ast.ClassDef)):
+                    import_time(st, where)
+                else:
+                    note(st, "")
+        else:
+            note(node, "")
+
+    for st in tree.body:
+        import_time(st, getattr(st, "name", ""))
+    covered = {n for n, u in units.items() if n.startswith("test") and isinstance(u, _FUNCS)
+               or n.startswith("Test") and isinstance(u, ast.ClassDef)}
+    grew = True
+    while grew:
+        grew = False
+        for n in units:
+            if n not in covered and named_by.get(n) and named_by[n] <= covered:
+                covered.add(n)
+                grew = True
+    spans = []
+
+    def methods(cls):
+        for m in cls.body:
+            if isinstance(m, _FUNCS) and m.body:
+                spans.append(_body(m))
+            elif isinstance(m, ast.ClassDef):
+                methods(m)
+
+    for n in sorted(covered):
+        u = units[n]
+        if isinstance(u, _FUNCS):
+            spans.append(_body(u))
+        else:
+            methods(u)
+    return spans
 
 
 # --- the definition of a name, judged in its own module ---------------------------------
 
-def definition_of(project, root: str, mod: str, name: str, hops: int = 0):
+def definition_of(project, root: str, mod: str, name: str, hops: int = 0, deps=None):
     """((kind, Reason) for which `name` of module `mod` requires a compute capability or a
-    library of GPU kernels, or None; the file that decided it, or None)."""
+    library of GPU kernels, or None; the file that decided it, or None). `deps` gets the stat
+    of every module read on the way, each re-exporting module of a chain too."""
     path = _locate(project, root, mod)
     if path is None:
         return None, None
+    if deps is not None:
+        deps[path] = _stat(path)
     stored = project.fact(path, "flag:" + name, lambda: _judged(project, path, name))
     if isinstance(stored, list) and len(stored) == 2 and stored[0] == "export":
         if hops >= _MAX_HOPS:
             return None, path
         pkg = package_of(path)
         m, n = stored[1]
-        return definition_of(project, pkg[0] if pkg else root, m, n, hops + 1)
+        return definition_of(project, pkg[0] if pkg else root, m, n, hops + 1, deps)
     if isinstance(stored, list) and len(stored) == 2:
         return (stored[0], Reason.from_dict(stored[1])), path
     return None, path

@@ -118,9 +118,7 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
             return None
         if local not in memo:
             mod, name = imported[local]
-            why, where = gate_of(project, root, mod, name)
-            if where:
-                deps[where] = _stat(where)
+            why, _ = gate_of(project, root, mod, name, deps=deps)
             memo[local] = why and gate_reason(local, mod, why)
         return memo[local]
 
@@ -239,18 +237,22 @@ def _locate(project, root: str, mod: str) -> str | None:
     return None
 
 
-def gate_of(project, root: str, mod: str, name: str, hops: int = 0):
+def gate_of(project, root: str, mod: str, name: str, hops: int = 0, deps=None):
     """(the Reason for which `name` of module `mod` is a gate that requires CUDA, or None;
-    the file that decided it, or None where `mod` is no project module)."""
+    the file that decided it, or None where `mod` is no project module). `deps` gets the stat
+    of every module read on the way, each re-exporting module of a chain too."""
     path = _locate(project, root, mod)
     if path is None:
         return None, None
+    if deps is not None:
+        deps[path] = _stat(path)
     stored = project.fact(path, "gate:" + name, lambda: _judged(project, path, name))
     if isinstance(stored, list):  # a re-export: [module, name] to follow
         if hops >= _MAX_HOPS:
             return None, path
         pkg = package_of(path)
-        return gate_of(project, pkg[0] if pkg else root, stored[0], stored[1], hops + 1)
+        return gate_of(project, pkg[0] if pkg else root, stored[0], stored[1], hops + 1,
+                       deps)
     return (Reason.from_dict(stored) if stored else None), path
 
 

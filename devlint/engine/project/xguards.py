@@ -39,9 +39,7 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
     root = package_of(path)[0]
     producers = {}  # local -> (level, Reason)
     for local, (mod, name) in sorted(valued.items()):
-        found, where = producer_of(project, root, mod, name)
-        if where:
-            deps[where] = _stat(where)
+        found, where = producer_of(project, root, mod, name, deps=deps)
         if found:
             level, line = found
             producers[local] = (level, producer_reason(local, mod, level, where, line))
@@ -124,12 +122,15 @@ def _valued_calls(tree, imported) -> set:
     return out
 
 
-def producer_of(project, root: str, mod: str, name: str, hops: int = 0):
+def producer_of(project, root: str, mod: str, name: str, hops: int = 0, deps=None):
     """([level, line] where `name` of project module `mod` is a producer of a value made only
-    on CUDA ("cuda") or a CUDA-alike platform ("alike"), else None; the deciding file)."""
+    on CUDA ("cuda") or a CUDA-alike platform ("alike"), else None; the deciding file).
+    `deps` gets the stat of every module read on the way, each re-exporting one too."""
     path = _locate(project, root, mod)
     if path is None:
         return None, None
+    if deps is not None:
+        deps[path] = _stat(path)
     if not _may_produce(project.text(path), name):
         return None, path
     stored = project.fact(path, "producer:" + name, lambda: _judged(project, path, name))
@@ -137,7 +138,8 @@ def producer_of(project, root: str, mod: str, name: str, hops: int = 0):
         if hops >= _MAX_HOPS:
             return None, path
         pkg = package_of(path)
-        return producer_of(project, pkg[0] if pkg else root, stored[1], stored[2], hops + 1)
+        return producer_of(project, pkg[0] if pkg else root, stored[1], stored[2], hops + 1,
+                           deps)
     return (stored or None), path
 
 

@@ -14,7 +14,8 @@ from devlint.evidence import Reason
 class NamespaceAnswers:
     """The answers for the modules of namespace packages (no `__init__.py` above them), which
     `per_package` cannot group: stored per file, in a memo of its folder beside the stage's,
-    keyed by the file's stat, the package its absolute imports name (`_State.module`: the
+    keyed by the file's stat and the digest of its text (as the result cache keys its
+    entries: a content change that keeps the stat is seen), the package its absolute imports name (`_State.module`: the
     files `_function_sites` reads are that package's), that package's key (`key_of`: the stat
     of each of its files) and the places of the findings left; a warm run walks no caller."""
 
@@ -45,11 +46,21 @@ class NamespaceAnswers:
                  .encode("utf-8", "surrogateescape"))
         return h.hexdigest() if fresh else None
 
+    def _digest(self, path):
+        """The digest of the file's text as the stage reads it (what `compute` answers
+        from): an answer is reused only for the same content, whatever its stat says."""
+        from devlint.engine.cache import digest
+
+        text = self.project.text(path)
+        return None if text is None else digest(text.encode("utf-8", "surrogateescape"))
+
     def answer(self, path, res) -> dict:
         memo = self._memo(path)
         st = _stat(path)
         entry = self.memos[memo].get(path) if memo else None
         if isinstance(entry, dict) and st is not None and entry.get("stat") == st \
+                and entry.get("digest") is not None \
+                and entry.get("digest") == self._digest(path) \
                 and isinstance(entry.get("pkg"), list) and len(entry["pkg"]) == 2 \
                 and isinstance(entry.get("called"), list):
             key = self._key(*entry["pkg"], res)
@@ -63,7 +74,8 @@ class NamespaceAnswers:
             key = self._key(root, top, res) \
                 if path.startswith(os.path.join(root, top) + os.sep) else None
             if key is not None:
-                self.memos[memo][path] = {"stat": st, "pkg": [root, top], "key": key, "called": [
+                self.memos[memo][path] = {"stat": st, "digest": self._digest(path),
+                                          "pkg": [root, top], "key": key, "called": [
                     [start, code, r.to_dict()] for (start, code), r in found.items()]}
                 self.dirty.add(memo)
         return found
