@@ -235,6 +235,13 @@ def _literal_reasons(text, path="tests/test_mod.py"):
     ("from types import SimpleNamespace\n\n\ndef test_x(op):\n"
      "    q = SimpleNamespace(device=torch.device('cuda'), dtype=torch.bfloat16, shape=(1, 2))\n"
      "    run(q)\n    op.assert_called_once_with(q)\n", 5, "fake-tensor", 7),
+    # tensors made under torch's fake tensor mode (also one bound to a name first)
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    with FakeTensorMode():\n        w = torch.empty(2, device='cuda')\n"
+     "    assert w.shape == (2,)\n", 6, "fake-tensor", 5),
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    mode = FakeTensorMode()\n    with mode:\n        w = torch.empty(2, device='cuda')\n",
+     7, "fake-tensor", 6),
 ])
 def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
     why = _literal_reasons(text)[row]
@@ -258,6 +265,12 @@ def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
     ("from types import SimpleNamespace\n\n\ndef test_x(op):\n"
      "    q = SimpleNamespace(device=torch.device('cuda'), name='q')\n    run(q)\n"
      "    op.assert_called_once_with(q)\n", 5),
+    # after the fake mode's block, or in a function defined inside it, tensors are real
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    with FakeTensorMode():\n        pass\n    w = torch.empty(2, device='cuda')\n", 7),
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    with FakeTensorMode():\n        def later():\n"
+     "            return torch.empty(2, device='cuda')\n    later()\n", 7),
 ])
 def test_limits_of_values_that_never_reach_a_device(text, row):
     path = "pkg/mod.py" if text.startswith("def f():") else "tests/test_mod.py"
