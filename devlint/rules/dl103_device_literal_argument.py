@@ -223,8 +223,23 @@ class DeviceLiteralArgument(Rule):
               'def test_shapes():\n    with FakeTensorMode():\n'
               '        x = torch.empty(4, device="cuda")\n    assert x.shape == (4,)\n',
               path="tests/test_shapes.py"),
+        # cuda-value: a private helper called only by tests gated on a compute capability
+        Valid('import pytest\nimport torch\n\n\ndef _make():\n'
+              '    return torch.ones(2, device="cuda")\n\n\n'
+              '@pytest.mark.skipif(torch.cuda.get_device_capability() < (9, 0), reason="SM90")\n'
+              'def test_fp8():\n    _make()\n', path="tests/test_fp8.py"),
     ]
     invalid = [
+        # cuda-value's limit: a helper of a test whose availability gate is itself a finding
+        Invalid('import pytest\nimport torch\n\n\ndef _make():\n'
+                '    return torch.ones(2, device="cuda")\n\n\n'
+                '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
+                'def test_a():\n    _make()\n',
+                'import pytest\nimport torch\n\n\ndef _make():\n'
+                '    return torch.ones(2, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n\n\n'
+                '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
+                'def test_a():\n    _make()\n', path="tests/test_a.py"),
         # fake-tensor's limit: a mode chosen by a condition may be no fake mode at all
         Invalid('import torch\nfrom contextlib import nullcontext\n'
                 'from torch._subclasses.fake_tensor import FakeTensorMode\n\n\n'
