@@ -386,3 +386,193 @@ def test_a_namespace_module_the_workers_parsed_is_not_parsed_again(tmp_path, mon
     project.seed([res])
     monkeypatch.setattr(Project, "tree", lambda self, p: pytest.fail(f"parsed {p}"))
     assert callees._module_facts(project, path, "ns.ops") == computed
+
+
+def test_every_arm_of_an_if_else_calls_a_requirement():
+    # `apply` picks a backend or checks the one given: each arm raises unless CUDA
+    assert requirements("""\
+        import torch
+
+        def pick():
+            if not torch.cuda.is_available():
+                raise RuntimeError("requires CUDA")
+        def check(b):
+            if not torch.cuda.is_available():
+                raise RuntimeError(f"{b} requires CUDA")
+        def apply(m, b=None):
+            if b is None:
+                b = pick()
+            else:
+                check(b)
+            return m
+        def only_one_arm(m, b=None):
+            if b is None:
+                pick()
+            return m
+        def other_arm_generic(m, b=None):
+            if b is None:
+                pick()
+            else:
+                print(b)
+            return m
+        """) == {"pick": 4, "check": 7, "apply": 4}
+
+
+SCRIPT_API = {
+    "pkg/attn/__init__.py": "from .api import apply_attention, generic\n",
+    "pkg/attn/api.py": """\
+        import torch
+
+
+        def _pick():
+            if not torch.cuda.is_available():
+                raise RuntimeError("Low-precision attention requires CUDA.")
+            return "fa3"
+
+
+        def _check(backend):
+            if not torch.cuda.is_available():
+                raise RuntimeError(f"{backend} requires CUDA.")
+
+
+        def apply_attention(model, backend=None):
+            if backend is None:
+                backend = _pick()
+            else:
+                _check(backend)
+            return model
+
+
+        def generic(model):
+            return model
+        """,
+}
+
+
+def test_a_script_whose_top_level_code_always_calls_one(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", **SCRIPT_API,
+                     "examples/attention.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        model = torch.nn.Linear(4, 4).to(device="cuda")
+        model = apply_attention(model)
+        """,
+                     "examples/main_block.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        if __name__ == "__main__":
+            torch.cuda.set_device(0)
+            apply_attention(torch.nn.Linear(4, 4).cuda())
+        """,
+                     "examples/generic.py": """\
+        import torch
+        from pkg.attn import generic
+
+        model = generic(torch.nn.Linear(4, 4).to(device="cuda"))
+        """,
+                     "examples/optional.py": """\
+        import sys
+        import torch
+        from pkg.attn import apply_attention
+
+        model = torch.nn.Linear(4, 4).to(device="cuda")
+        if "--fp8" in sys.argv:
+            model = apply_attention(model)
+        """,
+                     "examples/functions.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        apply_attention(None)
+
+
+        def helper():
+            return torch.ones(2, device="cuda")
+        """})
+    # the script that always calls the CUDA-only API, also in its `__main__` block, has
+    # nothing to report; a generic API and a call under `if` keep theirs, and so does a
+    # function of the module: only the top-level code is the script's own
+    assert findings(tmp_path, "examples") == [
+        ("examples/functions.py", 8, "DL103"),
+        ("examples/generic.py", 4, "DL101"),
+        ("examples/optional.py", 5, "DL101")]
+
+
+def test_a_lazily_re_exported_kernel_is_followed(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": """\
+            from importlib import import_module
+
+            _EXPORTS: dict[str, str] = {
+                "fused_add": "jit.fused_add",
+                "plain_add": "pkg.ops.jit.fused_add",
+            }
+            _UNREAD = {"other_add": "jit.fused_add"}
+
+
+            def __getattr__(name):
+                module = _EXPORTS.get(name)
+                if module is None:
+                    raise AttributeError(name)
+                owner = module if module.startswith("pkg.") else f"{__name__}.{module}"
+                return getattr(import_module(owner), name)
+            """,
+        "pkg/ops/jit/fused_add.py": """\
+            import torch
+
+
+            def fused_add(a, b):
+                assert a.is_cuda, "CUDA kernel"
+                return a + b
+
+
+            def plain_add(a, b):
+                return a + b
+
+
+            def other_add(a, b):
+                assert a.is_cuda
+                return a + b
+            """,
+        "tests/test_add.py": """\
+            import pytest
+            import torch
+            from pkg.ops import fused_add, plain_add, other_add
+
+
+            @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA kernel")
+            def test_fused():
+                fused_add(torch.ones(2, device="cuda"), 1)
+
+
+            @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")
+            def test_plain():
+                plain_add(torch.ones(2, device="cuda"), 1)
+
+
+            def test_other():
+                other_add(torch.ones(2, device="cuda"), 1)
+            """})
+    # the kernel reached through the `__getattr__` table is CUDA-only: its test's gate is
+    # right; the generic one (named by an absolute module) and one in a table `__getattr__`
+    # never reads are not (the gated body goes with its gate's finding)
+    assert findings(tmp_path, "tests") == [
+        ("tests/test_add.py", 11, "DL203"), ("tests/test_add.py", 17, "DL103")]
+
+
+def test_lazy_exports_read_only_a_literal_table_the_getattr_reads():
+    from devlint.engine.project.lazy_exports import lazy_exports
+    src = textwrap.dedent("""\
+        _EXPORTS = {"a": "sub.mod", "b": "pkg.other"}
+        _COMPUTED = {"c": "sub." + "mod"}
+        _ATTR = {"d": "sub.mod:d"}
+
+        def __getattr__(name):
+            return _EXPORTS.get(name) or _COMPUTED.get(name) or _ATTR.get(name)
+        """)
+    assert lazy_exports(src, "pkg.ops", ast.parse(src)) == {
+        "a": ["pkg.ops.sub.mod", "a"], "b": ["pkg.other", "b"]}
+    assert lazy_exports("X = {'a': 'm'}\n", "pkg", lambda: pytest.fail("parsed")) == {}

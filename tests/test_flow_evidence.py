@@ -235,6 +235,13 @@ def _literal_reasons(text, path="tests/test_mod.py"):
     ("from types import SimpleNamespace\n\n\ndef test_x(op):\n"
      "    q = SimpleNamespace(device=torch.device('cuda'), dtype=torch.bfloat16, shape=(1, 2))\n"
      "    run(q)\n    op.assert_called_once_with(q)\n", 5, "fake-tensor", 7),
+    # tensors made under torch's fake tensor mode (also one bound to a name first)
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    with FakeTensorMode():\n        w = torch.empty(2, device='cuda')\n"
+     "    assert w.shape == (2,)\n", 6, "fake-tensor", 5),
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    mode = FakeTensorMode()\n    with mode:\n        w = torch.empty(2, device='cuda')\n",
+     7, "fake-tensor", 6),
 ])
 def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
     why = _literal_reasons(text)[row]
@@ -258,6 +265,12 @@ def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
     ("from types import SimpleNamespace\n\n\ndef test_x(op):\n"
      "    q = SimpleNamespace(device=torch.device('cuda'), name='q')\n    run(q)\n"
      "    op.assert_called_once_with(q)\n", 5),
+    # after the fake mode's block, or in a function defined inside it, tensors are real
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    with FakeTensorMode():\n        pass\n    w = torch.empty(2, device='cuda')\n", 7),
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
+     "    with FakeTensorMode():\n        def later():\n"
+     "            return torch.empty(2, device='cuda')\n    later()\n", 7),
 ])
 def test_limits_of_values_that_never_reach_a_device(text, row):
     path = "pkg/mod.py" if text.startswith("def f():") else "tests/test_mod.py"
@@ -332,3 +345,32 @@ def test_assert_of_a_cuda_alike_platform_covers_the_torch_cuda_api_only():
            "    return e, torch.zeros(n, device=\"cuda\")\n")
     codes = sorted(d.code for d in check_source(src, "m.py"))
     assert codes == ["DL103"]
+
+
+# --- a private helper of a test module called only by tests gated on a compute capability --
+
+_HELPER = ("import pytest\n\n\ndef _make():\n    return torch.ones(2, device='cuda')\n\n\n")
+_SM90 = "@pytest.mark.skipif(torch.cuda.get_device_capability() < (9, 0), reason='SM90')\n"
+
+
+def test_a_helper_called_only_by_capability_gated_tests():
+    text = (_HELPER + _SM90 + "def test_a():\n    _make()\n\n\n"
+            "class TestK:\n    @pytest.mark.skipif(not is_sm_at_least_90(), reason='SM90')\n"
+            "    def test_b(self):\n        _make()\n\n\n"
+            "def is_sm_at_least_90():\n    return torch.cuda.get_device_capability() >= (9, 0)\n")
+    why = _literal_reasons(text)[5]
+    assert why is not None and why.principle == "cuda-value", why
+    assert why.location == "tests/test_mod.py:9"
+
+
+@pytest.mark.parametrize("callers", [
+    # an availability gate is a finding whose fix does not reach the helper
+    "@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+    "def test_a():\n    _make()\n",
+    # one caller is not gated
+    _SM90 + "def test_a():\n    _make()\n\n\ndef test_b():\n    _make()\n",
+    # a gate that asks something else
+    "@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\ndef test_a():\n    _make()\n",
+])
+def test_limits_of_a_helper_of_capability_gated_tests(callers):
+    assert _literal_reasons(_HELPER + callers)[5] is None

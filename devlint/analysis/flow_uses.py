@@ -1,7 +1,8 @@
 """The file's references to its module-level names (`devlint.evidence.cuda_value`): the values
 its calls pass to a parameter (`analysis.flow` follows them), and the private classes and
 functions used only on CUDA: every reference to them in the file stands under a test that
-establishes CUDA, or a test of a value made only on CUDA. Mixed into the triage descent,
+establishes CUDA, or a test of a value made only on CUDA, or in a test skipped unless a
+compute capability is met (or a GPU kernel library loads). Mixed into the triage descent,
 which asks `used_on_cuda` about each module-level `class`/`def` that stands over
 candidates."""
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _FUNCS
+from devlint.evidence.capability import module_names, requiring_mark
 from devlint.evidence.cuda_value import used_on_cuda_reason
+from devlint.evidence.library_gate import mark_reason as library_mark_reason
 
 _MISSING = object()  # the reference is not in this subtree
 
@@ -146,6 +149,8 @@ class PrivateUses:
             where = self._position(fn.body, ref, fn, cls)
             if where is None and cls is not None:  # in a private method run only on CUDA
                 where = self._through_private(cls, fn, 0)  # (self-called-on-cuda)
+            if where is None:  # in a test that only runs past a compute-capability gate
+                where = self._capability_test(fn, cls)
             if where is _MISSING or where is None:
                 return None
             found.append(where)
@@ -153,6 +158,20 @@ class PrivateUses:
             return None
         level = "cuda" if all(lv == "cuda" for lv, _ in found) else "alike"
         return used_on_cuda_reason(level, scope.name, found[0][1], self.f.path)
+
+    def _capability_test(self, fn, cls):
+        """("cuda", mark) where `fn` (or its class) is a test skipped unless a compute
+        capability is met (`evidence.capability.requiring_mark`) or a library of NVIDIA/AMD GPU
+        kernels loads (`evidence.library_gate`): a gate that is itself CUDA's on purpose, not
+        a finding, over a body that only runs on such a GPU. An availability gate
+        (`skipif(not torch.cuda.is_available())`) is a finding whose fix does not reach the
+        helper: a reference under it does not count. None otherwise."""
+        names = module_names(self.f.tree)
+        for d in (*fn.decorator_list, *(cls.decorator_list if cls is not None else ())):
+            if requiring_mark(d, names) \
+                    or library_mark_reason(d, self.f.tree, self.f.path) is not None:
+                return "cuda", d
+        return None
 
     def _position(self, body, ref, function, klass):
         """(level, evidence) of the innermost CUDA test `ref` stands under in `body`; None

@@ -57,7 +57,7 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   target a test patches; `cuda_value`: a value made only on CUDA (else None), tested before
   use (`devlint.analysis.flow` follows it); `uses_cuda_value`: a function that uses such a
   value as an object on every path (`devlint.analysis.value_use`); `fake_tensor`: the device of a record standing in
-  for a tensor, given to mocked code; `cuda_only_test`: the skip gate of a test that cannot
+  for a tensor, given to mocked code, or of a tensor made under `with FakeTensorMode():`; `cuda_only_test`: the skip gate of a test that cannot
   run without CUDA; `library_gate`: a test gated on a module flag set only where a library of
   GPU kernels imports; `imported_flag`: a skip gate reading such a flag, or a capability flag,
   helper or skip reason, imported from a project module (`devlint.engine.project.xflags`).

@@ -11,19 +11,25 @@ A project function cannot run without CUDA when its body, outside any `if`/`try`
   compute capability (`if get_device_capability() < (9, 0): raise ...`);
 - emits inline PTX in a Triton kernel (`tl.inline_asm_elementwise`), or builds a kernel from
   CUDA C++ source (`devlint.evidence.cuda_kernel_source`);
-- always calls another function of its module that cannot (the kernel's wrapper);
+- always calls another function of its module that cannot (the kernel's wrapper): outside
+  any `if`/`try`, or in both arms of an `if`/`else`, each arm calling one (`if backend is
+  None: backend = pick() else: check(backend)`, both raising unless CUDA);
 or when it is defined only under a module-level compute-capability gate
 (`if is_sm_at_least_100(): def kernel(...)`, with at most a stub that raises elsewhere), or
 when its module is CUDA-only (`cuda-only-module`, through the project stage). A class counts
 by its `__init__`.
 Evidence: the callee's requirement (file:line). Applied by the project stage
 (`devlint.engine.project.callees`), which follows the caller's imports (`from pkg.k import f`,
-re-exports through a package's `__init__`) into the project's modules.
+re-exports through a package's `__init__`, also its lazy `__getattr__` table:
+`engine/project/lazy_exports.py`) into the project's modules.
 Also a module-level value that only such functions read (a benchmark's
-`device = torch.device("cuda")`), and the decorators of a test class whose every test is one.
+`device = torch.device("cuda")`), the decorators of a test class whose every test is one,
+and the top-level code of a module (a docs example, a script) that itself always calls one,
+or its `if __name__ == "__main__":` block that does: the module cannot be imported, or the
+script run, without CUDA (evidence: the callee's requirement; the text names the call's line).
 Limits: the scope is the calling function (a method, a module-level function, with its
-decorators and nested functions), never the file: one call exempts only the function that
-makes it. In a test helper module only a skip counts as a requirement (`raise SkipTest`
+decorators and nested functions) or the module's own top-level code, never the functions of
+the file: one call exempts only the scope that makes it. In a test helper module only a skip counts as a requirement (`raise SkipTest`
 unless CUDA): its asserts check what a test produced. A call under `if`/`try` (one backend among others) does not count; nor does a
 plain `@triton.jit` kernel (generic Triton, also under `if has_triton():`), nor an assert
 that also admits another accelerator (`x.is_cuda or x.is_xpu`); availability helpers
@@ -223,19 +229,59 @@ def _callee_name(call) -> str | None:
     return f.id if isinstance(f, ast.Name) else None
 
 
-def calls_in(fn) -> list:
-    """[(name, call)] of the names `fn` calls (or launches) outside `if`/`try`."""
-    body = fn.body
+def body_of(fn) -> list:
     if isinstance(fn, ast.ClassDef):
         init = next((d for d in fn.body if isinstance(d, _FUNCS) and d.name == "__init__"), None)
-        body = init.body if init is not None else []
+        return init.body if init is not None else []
+    return fn.body
+
+
+def calls_in(fn) -> list:
+    """[(name, call)] of the names `fn` calls (or launches) outside `if`/`try`."""
     out = []
-    for n in vocabulary.unconditional_in(body):
+    for n in vocabulary.unconditional_in(body_of(fn)):
         if isinstance(n, ast.Call):
             name = _callee_name(n)
             if name:
                 out.append((name, n))
     return out
+
+
+def paths(body) -> tuple:
+    """What a statement list calls on every path, for `always_calls`: ([(name, call)] outside
+    `if`/`try`, [(paths of the if-arm, paths of the else-arm)] of each `if` with an `else`
+    outside them). A function's (a class's `__init__`'s) body, or a module's."""
+    calls, forks = [], []
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.If):
+            if n.orelse:
+                forks.append((paths(n.body), paths(n.orelse)))
+            continue
+        if isinstance(n, vocabulary._CONDITIONAL):
+            continue
+        if isinstance(n, ast.Call):
+            name = _callee_name(n)
+            if name:
+                calls.append((name, n))
+        stack.extend(ast.iter_child_nodes(n))
+    return calls, forks
+
+
+def always_calls(found_paths, required, own: str | None = None):
+    """(name, call) of a name in `required` (other than `own`) called on every path of
+    `found_paths` (`paths`): outside `if`/`try`, or in both arms of an `if`/`else`, each
+    arm calling one (`if backend is None: pick() else: check(backend)`), else None."""
+    calls, forks = found_paths
+    for name, call in calls:
+        if name in required and name != own:
+            return name, call
+    for body, orelse in forks:
+        hit = always_calls(body, required, own)
+        if hit is not None and always_calls(orelse, required, own) is not None:
+            return hit
+    return None
 
 
 def requirements(tree, text: str, path: str | None, test_module: bool = False) -> dict:
@@ -280,7 +326,7 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
     # wrappers: functions that always call (or launch) one of those
     if not found:
         return found
-    calls = {name: calls_in(ds[0]) for name, ds in defs.items()
+    calls = {name: paths(body_of(ds[0])) for name, ds in defs.items()
              if name not in found and len(ds) == 1}
     changed = True
     while changed:
@@ -288,11 +334,11 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
         for name, called in calls.items():
             if name in found:
                 continue
-            for callee, call in called:
-                if callee in found and callee != name:
-                    found[name] = Reason(PRINCIPLE, f"`{name}` always calls `{callee}`: "
-                                         + found[callee].text, found[callee].path,
-                                         found[callee].line)
-                    changed = True
-                    break
+            hit = always_calls(called, found, name)
+            if hit is not None:
+                callee = hit[0]
+                found[name] = Reason(PRINCIPLE, f"`{name}` always calls `{callee}`: "
+                                     + found[callee].text, found[callee].path,
+                                     found[callee].line)
+                changed = True
     return found

@@ -31,7 +31,13 @@ the conditional expression's).
 A private class or function of the file (its name starts with `_`: its module holds every
 use) that is constructed or called only there, under such tests (`_State(stream=s) if s is
 not None else None`), is CUDA's as a whole, like code under the test (evidence: the first
-use's test).
+use's test). In a test module, a call inside a test (or a method of a test class) skipped
+unless a compute capability is met (`evidence.capability.requiring_mark`:
+`skipif(get_device_capability() < (9, 0))`, a module flag or helper that asks one) or a
+library of NVIDIA/AMD GPU kernels loads (`evidence.library_gate`) stands on CUDA too: such a
+gate is CUDA's on purpose and no finding (evidence: the mark); an availability gate
+(`skipif(not torch.cuda.is_available())`) is a finding whose fix does not reach the helper,
+and a call under it does not count.
 An item or slice of such a value (`streams[0]`, `streams[:3]`) is one too (None has none);
 a closure's free name (`def layer_fn(i): return Layer(alt_stream=alt_stream)` inside the
 constructor that makes it) is the enclosing function's, unless a nested function declares it

@@ -15,6 +15,18 @@ Limits: only in test modules; only the `device=` keyword of `types.SimpleNamespa
 `ndim`; and the same test function asserts a call of a mock (`assert_called*`,
 `assert_not_called`, `assert_awaited*`). A real tensor, or a fake one given to unmocked
 code, stays a finding.
+
+Also: the device of a tensor made inside `with FakeTensorMode():` (torch's fake tensor mode,
+`torch._subclasses.fake_tensor`), where every tensor made or moved is a fake one holding only
+its metadata: `torch.empty(..., device="cuda")` there checks shapes, dtypes and the
+registered fake kernels (`register_fake`) without touching a device, on any machine.
+Evidence: the `with` (file:line).
+Limits: only a device value (the DL1xx rules; not a `torch.cuda` API call, which runs for
+real, nor a backend or an assert), written
+inside the `with` block's own body in the same function, where the mode is the `with` item
+itself (`with FakeTensorMode():`, `with FakeTensorMode(shape_env=env) as mode:`) or a name
+bound to one in the same function; not a mode chosen by a condition
+(`FakeTensorMode() if fake else nullcontext()`).
 """
 from __future__ import annotations
 
@@ -57,3 +69,48 @@ def fake_tensor_reason(facts, node) -> Reason | None:
                           "metadata) given to code whose device work is mocked", facts.path,
                           n.lineno)
     return None
+
+
+def _is_fake_mode(expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    f = expr.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) == "FakeTensorMode"
+
+
+def fake_mode_reason(facts, node, api: bool = False) -> Reason | None:
+    """The Reason of a device value made inside a `with FakeTensorMode():` block, or None."""
+    code = str(getattr(facts.rule, "code", "") or "")
+    if api or (code and not code.startswith("DL1")) \
+            or not facts.memo(("fake-mode",), lambda: "FakeTensorMode" in facts.text):
+        return None
+    w = facts.where_of(node)
+    scope = w.function if w is not None and w.function is not None else facts.tree
+    row = getattr(node, "lineno", None)
+    if scope is None or row is None:
+        return None
+    modes = {t.id for st in ast.walk(scope) if isinstance(st, ast.Assign)
+             and _is_fake_mode(st.value) for t in st.targets if isinstance(t, ast.Name)}
+    for st in ast.walk(scope):
+        if not isinstance(st, (ast.With, ast.AsyncWith)) or not st.body \
+                or not st.body[0].lineno <= row <= (st.body[-1].end_lineno or st.lineno):
+            continue
+        if any(_is_fake_mode(i.context_expr) or (isinstance(i.context_expr, ast.Name)
+                                                  and i.context_expr.id in modes)
+               for i in st.items) and _same_function(scope, st, node):
+            return Reason("fake-tensor", "a device value inside `with FakeTensorMode():`, where "
+                          "every tensor is a fake one (metadata only)", facts.path, st.lineno)
+    return None
+
+
+def _same_function(scope, with_stmt, node) -> bool:
+    """`node` is in `with_stmt`'s body and not inside a function nested in it."""
+    stack = list(with_stmt.body)
+    while stack:
+        n = stack.pop()
+        if n is node:
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False

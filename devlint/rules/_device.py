@@ -12,7 +12,7 @@ from devlint.evidence.capability import build_query_reason
 from devlint.evidence.compared_value import compared_value_reason, resolved_device_reason
 from devlint.evidence.dead_value import dead_value_reason
 from devlint.evidence.dead_default import dead_default_reason
-from devlint.evidence.fake_tensor import fake_tensor_reason
+from devlint.evidence.fake_tensor import fake_mode_reason, fake_tensor_reason
 from devlint.evidence.load_location import load_location_reason
 from devlint.evidence.hip_device import hip_device_reason, hip_scope_reason
 from devlint.evidence.mock_target import mock_target_reason
@@ -106,7 +106,8 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             or compared_value_reason(facts, node) or dead_value_reason(facts, node)
             or load_location_reason(facts, node)
             or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
-            or fake_tensor_reason(facts, node) or version_fallback_reason(facts, node))
+            or fake_tensor_reason(facts, node) or fake_mode_reason(facts, node, api)
+            or version_fallback_reason(facts, node))
 
 
 def _statistic(node) -> bool:

@@ -218,8 +218,38 @@ class DeviceLiteralArgument(Rule):
               'def main():\n    if torch.cuda.get_device_capability() != (9, 0):\n'
               '        print("Skipping: FP8 rowwise needs SM90")\n        return\n',
               path="benchmarks/bench_grouped_mm.py"),
+        # fake-tensor: a tensor made under torch's fake tensor mode holds only metadata
+        Valid('import torch\nfrom torch._subclasses.fake_tensor import FakeTensorMode\n\n\n'
+              'def test_shapes():\n    with FakeTensorMode():\n'
+              '        x = torch.empty(4, device="cuda")\n    assert x.shape == (4,)\n',
+              path="tests/test_shapes.py"),
+        # cuda-value: a private helper called only by tests gated on a compute capability
+        Valid('import pytest\nimport torch\n\n\ndef _make():\n'
+              '    return torch.ones(2, device="cuda")\n\n\n'
+              '@pytest.mark.skipif(torch.cuda.get_device_capability() < (9, 0), reason="SM90")\n'
+              'def test_fp8():\n    _make()\n', path="tests/test_fp8.py"),
     ]
     invalid = [
+        # cuda-value's limit: a helper of a test whose availability gate is itself a finding
+        Invalid('import pytest\nimport torch\n\n\ndef _make():\n'
+                '    return torch.ones(2, device="cuda")\n\n\n'
+                '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
+                'def test_a():\n    _make()\n',
+                'import pytest\nimport torch\n\n\ndef _make():\n'
+                '    return torch.ones(2, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n\n\n'
+                '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
+                'def test_a():\n    _make()\n', path="tests/test_a.py"),
+        # fake-tensor's limit: a mode chosen by a condition may be no fake mode at all
+        Invalid('import torch\nfrom contextlib import nullcontext\n'
+                'from torch._subclasses.fake_tensor import FakeTensorMode\n\n\n'
+                'def check_shapes(fake):\n    with FakeTensorMode() if fake else nullcontext():\n'
+                '        x = torch.empty(4, device="cuda")\n    return x.shape\n',
+                'import torch\nfrom contextlib import nullcontext\n'
+                'from torch._subclasses.fake_tensor import FakeTensorMode\n\n\n'
+                'def check_shapes(fake):\n    with FakeTensorMode() if fake else nullcontext():\n'
+                '        x = torch.empty(4, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n    return x.shape\n'),
         # library-gate's limits: TransformerEngine's import alone (its ports run elsewhere),
         # a flag also set true without the library, a library that runs anywhere, a gate one
         # of whose alternatives needs no such library

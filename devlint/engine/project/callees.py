@@ -15,6 +15,7 @@ import ast
 import os
 import re
 
+from devlint.engine.project.lazy_exports import lazy_exports
 from devlint.engine.project.package import imports_of, package_of
 from devlint.engine.project.xgates import _stat, per_package
 from devlint.evidence import Reason, vocabulary
@@ -80,18 +81,26 @@ def module_facts(path: str, modname: str, text: str, tree) -> dict:
     module, or a function that parses it (called only when the text may hold one). The
     workers record it of every file they parse (`records.parsed_facts`)."""
     exports = {}
+    parsed: list = []
+
+    def parse():
+        if not parsed:
+            parsed.append(tree() if callable(tree) else tree)
+        return parsed[0]
+
     if os.path.basename(path) == "__init__.py":
         for mod, names in imports_of(path, text.encode("utf-8", "surrogateescape"),
                                      modname.split(".")[0]):
             for name, local in names:
                 if name != "*":
                     exports[local] = [mod, name]
+        for local, where in lazy_exports(text, modname, parse).items():
+            exports.setdefault(local, where)
     cuda = {}
     if principle.mentions(text):
-        tree = tree() if callable(tree) else tree
-        if tree is not None:
+        if parse() is not None:
             cuda = {n: r.to_dict() for n, r in principle.requirements(
-                tree, text, path, _is_test(path)).items()}
+                parse(), text, path, _is_test(path)).items()}
     return {"cuda": cuda, "exports": exports}
 
 
@@ -207,18 +216,18 @@ def _file_findings(project, path: str, res, keep, roots: dict, deps: dict) -> di
     if tree is None:
         return {}
     # the file's own module-level functions that always call one (its test helpers)
-    own = {d.name: d for d in tree.body if isinstance(d, (*_FUNCS, ast.ClassDef))}
+    own = {d.name: principle.paths(principle.body_of(d)) for d in tree.body
+           if isinstance(d, (*_FUNCS, ast.ClassDef))}
     changed = True
     while changed:
         changed = False
-        for name, d in own.items():
+        for name, called in own.items():
             if name in cuda:
                 continue
-            for callee, _ in principle.calls_in(d):
-                if callee in cuda and callee != name:
-                    cuda[name] = cuda[callee]
-                    changed = True
-                    break
+            hit = principle.always_calls(called, cuda, name)
+            if hit is not None:
+                cuda[name] = cuda[hit[0]]
+                changed = True
     return _File(tree, cuda).exempt(diags) or {}
 
 
@@ -236,9 +245,9 @@ class _File:
     def scope(self, scope):
         """(callee, Reason) when `scope` always calls a CUDA-requiring name, else None."""
         if id(scope) not in self.memo:
-            self.memo[id(scope)] = next(
-                ((callee, self.cuda[callee]) for callee, _ in principle.calls_in(scope)
-                 if callee in self.cuda and callee != scope.name), None)
+            hit = principle.always_calls(principle.paths(principle.body_of(scope)), self.cuda,
+                                         scope.name)
+            self.memo[id(scope)] = (hit[0], self.cuda[hit[0]]) if hit else None
         return self.memo[id(scope)]
 
     def chain(self, scopes):
@@ -259,6 +268,21 @@ class _File:
                 found[d.start] = why
         return found
 
+    def script(self, stmt):
+        """A finding in the module's own top-level code (or its `if __name__ == "__main__":`
+        block), where that code always calls a CUDA-requiring name: the module cannot be
+        imported, or run as a script, without CUDA."""
+        if "top" not in self.memo:
+            self.memo["top"] = principle.always_calls(principle.paths(self.tree.body), self.cuda)
+        hit = self.memo["top"]
+        if hit is None and _is_main_block(stmt):
+            hit = principle.always_calls(principle.paths(stmt.body), self.cuda)
+        if hit is None:
+            return None
+        why = self.cuda[hit[0]]
+        return Reason(principle.PRINCIPLE, f"the module's top-level code always calls "
+                      f"`{hit[0]}` (line {hit[1].lineno}): {why.text}", why.path, why.line)
+
     def loads(self) -> dict:
         """{name: [(order, Name node, functions around it)]} of every load in the file, in
         the order `_loads` meets them: one walk per file, not one per module-level finding
@@ -276,6 +300,10 @@ class _File:
         stmt = next((st for st in self.tree.body
                      if min([st.lineno] + [x.lineno for x in getattr(st, "decorator_list", ())])
                      <= row <= (st.end_lineno or st.lineno)), None)
+        if stmt is not None and not isinstance(stmt, (*_FUNCS, ast.ClassDef)):
+            why = self.script(stmt)
+            if why is not None:
+                return why
         if isinstance(stmt, ast.ClassDef) and row < stmt.lineno:
             tests = [m for m in stmt.body if isinstance(m, _FUNCS)
                      and m.name.startswith("test")]
@@ -303,6 +331,15 @@ class _File:
         return Reason(principle.PRINCIPLE, f"`{', '.join(sorted(names))}` is read only by "
                       f"functions that always call a CUDA-requiring function ({first.text})",
                       first.path, first.line)
+
+
+def _is_main_block(stmt) -> bool:
+    """`if __name__ == "__main__":`"""
+    t = getattr(stmt, "test", None)
+    return isinstance(stmt, ast.If) and isinstance(t, ast.Compare) and len(t.ops) == 1 \
+        and isinstance(t.ops[0], ast.Eq) and isinstance(t.left, ast.Name) \
+        and t.left.id == "__name__" and isinstance(t.comparators[0], ast.Constant) \
+        and t.comparators[0].value == "__main__"
 
 
 def _loads(body, names, chain):
