@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import subprocess
 from dataclasses import dataclass
 
@@ -127,24 +128,22 @@ def _mapped_kind(path: str, settings_for) -> str | None:
 
 
 def _once(candidates):
-    """(real path, candidate) for the walk's candidates, one per real file: the file itself
-    rather than a link to it (the first link, in walk order, when the file lies outside the
-    walk)."""
+    """(real path, candidate) for the walk's (candidate, real path, is a link), one per real
+    file: the file itself rather than a link to it (the first link, in walk order, when the
+    file lies outside the walk)."""
     chosen: dict = {}
     order = []
-    dirs: dict = {}
-    for c in candidates:
-        real = _realpath(c.path, dirs)
+    for c, real, link in candidates:
         held = chosen.get(real)
         if held is None:
-            chosen[real] = c
+            chosen[real] = (c, link)
             order.append(real)
-        elif os.path.islink(held.path) and not os.path.islink(c.path):
-            chosen[real] = c
-    return [(r, chosen[r]) for r in order]
+        elif held[1] and not link:
+            chosen[real] = (c, link)
+    return [(r, chosen[r][0]) for r in order]
 
 
-def _realpath(path: str, dirs: dict) -> str:
+def _realpath(path: str, dirs: dict, link: bool | None = None) -> str:
     """`os.path.realpath(path)`, with the real path of its directory memoized in `dirs`: the
     directory's real path joined with the name, unless the name is itself a link (realpath
     resolves the components one by one; resolving a walk's every file from the root costs
@@ -156,7 +155,9 @@ def _realpath(path: str, dirs: dict) -> str:
     if not name or name in (os.curdir, os.pardir):
         return os.path.realpath(path)
     full = os.path.join(real_dir, name)
-    return os.path.realpath(path) if os.path.islink(full) else full
+    if link is None:
+        link = os.path.islink(full)
+    return os.path.realpath(path) if link else full
 
 
 def named_input_errors(results, candidates) -> None:
@@ -179,8 +180,6 @@ def named_input_errors(results, candidates) -> None:
 def _check_readable(path: str) -> None:
     """An explicit file that cannot be read is a usage error (exit 2), not a warning: a broken
     symlink, a symlink loop, no permission, or something that is not a regular file."""
-    import stat
-
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -189,11 +188,6 @@ def _check_readable(path: str) -> None:
             pass
     except OSError as e:
         raise PathError(f"{path}: cannot read: {e.strerror or e}") from None
-
-
-def _dangling_link(path: str) -> bool:
-    """A symbolic link that leads nowhere (or loops): listed, so that it is reported (DL902)."""
-    return os.path.islink(path) and not os.path.exists(path)
 
 
 def _git_files(root: str) -> list[str] | None:
@@ -212,19 +206,28 @@ def _git_files(root: str) -> list[str] | None:
 
 
 def _walk(root: str, settings_for):
+    """(Candidate, real path, is a link) for the files under root: git's list in a work
+    tree, else the folders walked (`_walk_plain`)."""
     files = _git_files(root)
     if files == []:
         files = None  # a directory git ignores, named explicitly: lint it anyway, like ruff
     if files is not None:
+        dirs: dict = {}
         for path in sorted(files):
-            if not os.path.isfile(path) and not _dangling_link(path):
-                continue  # deleted in the work tree, or a submodule
+            try:  # one lstat: a regular file, or a link (to a file, or dangling)
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue  # deleted in the work tree
+            link = stat.S_ISLNK(mode)
+            if not (stat.S_ISREG(mode) or link and (os.path.isfile(path)
+                                                    or not os.path.exists(path))):
+                continue  # a submodule, a link to a folder
             k = kind_of(path) or _mapped_kind(path, settings_for)
             if k is None:
                 continue
             if _excluded_in_tree(root, path, settings_for):
                 continue
-            yield Candidate(path, False, k)
+            yield Candidate(path, False, k), _realpath(path, dirs, link), link
         return
     yield from _walk_plain(root, settings_for)
 
@@ -297,35 +300,77 @@ class _Excluder:
 
 
 def _walk_plain(root: str, settings_for):
-    ignore_stack: list = []
+    """The files under root, as `os.walk` (top-down, names sorted, links to folders not
+    followed) lists them, minus the excluded and the git-ignored. One `scandir` per folder
+    tells the links apart (no `lstat` per file), so each candidate comes with its real path:
+    its folder's (resolved once, at the root) joined with its name, unless it is a link."""
     top = os.path.normpath(root)
-    for dirpath, dirnames, filenames in os.walk(top):
-        # (a directory without one is not asked to open it: one failed open per directory)
-        rules = _read_gitignore(dirpath) if ".gitignore" in filenames else []
-        ignore_stack = [(d, r) for d, r in ignore_stack if dirpath.startswith(d)]
-        if rules:
-            ignore_stack.append((dirpath, rules))
+    inherit = getattr(settings_for, "inherit", None)
+    strip = len(os.curdir) + 1 if top == os.curdir else 0  # "./a.py" -> "a.py" (normpath)
+    # (folder, its real path, the .gitignore rules over it, its parent folder), depth first
+    stack = [(top, os.path.realpath(top), (), None)]
+    while stack:
+        dirpath, real_dir, ignores, parent = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                entries = list(it)
+        except OSError:
+            continue  # as os.walk: a folder that cannot be listed is skipped
+        dirnames, files = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else files).append(e)
+        if any(e.name == ".gitignore" for e in files):
+            rules = _read_gitignore(dirpath)
+            if rules:
+                ignores = ignores + (_Ignore(dirpath, rules),)
+        if parent is not None and inherit is not None:
+            inherit(dirpath, parent, [e.name for e in entries])
         s = settings_for(os.path.join(dirpath, "_"))
         fast = _Excluder.of(s)
         if fast.plain and fast.dir_hit(dirpath, top):
-            dirnames[:] = []
             continue  # the walk's root itself sits in an excluded folder
-        keep = []
-        for d in sorted(dirnames):
+        below = []
+        for e in sorted(dirnames, key=_name):
+            d = e.name
             full = os.path.join(dirpath, d)
             if d in fast.plain or (fast.other and fast.other_hit(full)) \
-                    or _gitignored(ignore_stack, full, True):
+                    or (ignores and _ignored(ignores, full, d, True)):
                 continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
+            try:
+                link = e.is_symlink()
+            except OSError:
+                link = True
+            if not link:  # (os.walk lists a link to a folder, and does not enter it)
+                below.append((full, os.path.join(real_dir, d), ignores, dirpath))
+        stack.extend(reversed(below))
+        mapping = getattr(s, "extension", ())
+        for e in sorted(files, key=_name):
+            name = e.name
             full = os.path.join(dirpath, name)
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
-                    or _gitignored(ignore_stack, full, False):
+                    or (ignores and _ignored(ignores, full, name, False)):
                 continue
-            k = kind_of(full) or _mapped_kind(full, settings_for)
-            if k is not None:
-                yield Candidate(os.path.normpath(full), False, k)
+            if name.lower().endswith(PY_SUFFIXES):
+                k = "python"
+            else:
+                k = kind_of(full) or (kind_of(full, False, mapping)
+                                      if mapping and "." in name else None)
+            if k is None:
+                continue
+            try:
+                link = e.is_symlink()
+            except OSError:
+                link = True
+            real = os.path.realpath(full) if link else os.path.join(real_dir, name)
+            yield Candidate(full[strip:], False, k), real, link
+
+
+def _name(entry) -> str:
+    return entry.name
 
 
 def _read_gitignore(dirpath: str):
@@ -350,113 +395,49 @@ def _read_gitignore(dirpath: str):
     return rules
 
 
-def _gitignored(stack, path: str, is_dir: bool) -> bool:
-    ignored = False
-    for base, rules in stack:
-        rel = os.path.relpath(path, base).replace(os.sep, "/")
-        name = rel.rsplit("/", 1)[-1]
-        for pat, neg, dir_only, anchored in rules:
-            if dir_only and not is_dir:
-                continue
-            target = rel if anchored else name
-            if fnmatch.fnmatchcase(target, pat) or (pat.startswith("**/") and
-                                                     fnmatch.fnmatchcase(rel, pat[3:])):
-                ignored = not neg
-    return ignored
+class _Ignore:
+    """One `.gitignore`'s rules, compiled once: for files and for folders (a `dir/` rule only
+    matches folders), the rules matching a name and those matching the path relative to the
+    file's folder each joined into one regular expression when no rule negates (any match
+    ignores), else kept in order (the last matching rule decides)."""
+
+    def __init__(self, base: str, rules):
+        self.cut = len(os.path.join(base, ""))
+        self.files = self._compile([r for r in rules if not r[2]])
+        self.dirs = self._compile(rules)
+
+    @staticmethod
+    def _compile(rules):
+        def one(pats):
+            return re.compile("|".join(pats)).match if pats else None
+
+        if not any(neg for _, neg, _, _ in rules):
+            return (one([fnmatch.translate(p) for p, _, _, anchored in rules if not anchored]),
+                    one([fnmatch.translate(p) for p, _, _, anchored in rules if anchored]
+                        + [fnmatch.translate(p[3:]) for p, _, _, anchored in rules
+                           if anchored and p.startswith("**/")]))
+        return [(one([fnmatch.translate(p)]), anchored,
+                 one([fnmatch.translate(p[3:])]) if p.startswith("**/") else None, neg)
+                for p, neg, _, anchored in reversed(rules)]
+
+    def decide(self, path: str, name: str, is_dir: bool):
+        """True: ignored, False: re-included (`!`), None: no rule of this file matches."""
+        rules = self.dirs if is_dir else self.files
+        rel = path[self.cut:].replace(os.sep, "/")
+        if isinstance(rules, tuple):
+            by_name, by_rel = rules
+            return True if (by_name and by_name(name)) or (by_rel and by_rel(rel)) else None
+        for match, anchored, extra, neg in rules:
+            if match(rel if anchored else name) or (extra and extra(rel)):
+                return not neg
+        return None
 
 
-# --- `--since REV`: only the lines changed since a revision --------------------------------
-
-class ChangedLines:
-    """Rows changed since a git revision, per file (by real path). A file git does not track
-    counts as changed everywhere; a tracked file absent from the diff has no changed row."""
-
-    def __init__(self):
-        self.rows: dict = {}  # realpath -> set of 1-based rows
-        self.whole: set = set()  # realpaths of untracked files
-
-    def touches(self, path: str) -> bool:
-        rp = os.path.realpath(path)
-        return rp in self.whole or bool(self.rows.get(rp))
-
-    def covers(self, path: str, first_row: int, last_row: int) -> bool:
-        rp = os.path.realpath(path)
-        if rp in self.whole:
-            return True
-        rows = self.rows.get(rp, ())
-        return any(r in rows for r in range(first_row, max(first_row, last_row) + 1))
-
-    def narrow(self, results) -> None:
-        """Keep, of each result, the findings on changed lines (DL902, about the whole file,
-        always) and the exempt candidates there (`--show-exempt`; whole-file entries stay)."""
-        for r in results:
-            # a notebook's rows count within its cells, not in the JSON git diffs: its
-            # findings stay when the notebook changed at all
-            r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
-                             or (self.touches(d.path) if d.cell else
-                                 self.covers(d.path, d.location[0], d.end_location[0]))]
-            r.exempt = [e for e in r.exempt if e.whole_file
-                        or self.covers(e.path, e.location[0], e.end_location[0])]
-
-
-def _git(top: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", top, "-c", "core.quotepath=off", *args],
-                          capture_output=True)
-
-
-def _unquote(name: str) -> str:
-    """A path as git prints it in diff headers (C-quoted when it has odd characters)."""
-    if len(name) >= 2 and name[0] == name[-1] == '"':
-        import codecs
-
-        raw = codecs.escape_decode(name[1:-1].encode("utf-8", "surrogateescape"))[0]
-        return raw.decode("utf-8", "surrogateescape")
-    return name
-
-
-def parse_unified_zero(diff: str) -> dict:
-    """`git diff -U0` output -> {path after the change: set of added/changed rows}."""
-    import re
-
-    out: dict = {}
-    current = None
-    hunk = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            name = _unquote(line[4:].rstrip("\t"))
-            current = None if name == "/dev/null" else name[2:] if name.startswith("b/") else name
-            if current is not None:
-                out.setdefault(current, set())
-        elif current is not None and line.startswith("@@"):
-            m = hunk.match(line)
-            if m:
-                start, count = int(m.group(1)), int(m.group(2) or 1)
-                out[current].update(range(start, start + count))
-    return out
-
-
-def changed_lines(rev: str, paths) -> ChangedLines:
-    """Rows changed in the work tree since `rev`, in the git repositories holding `paths`."""
-    tops: set = set()
-    for p in paths:
-        d = p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) or "."
-        out = _git(d, "rev-parse", "--show-toplevel")
-        if out.returncode != 0:
-            raise PathError(f"--since needs a git repository: {p} is not in one")
-        tops.add(out.stdout.decode("utf-8", "surrogateescape").strip())
-    changed = ChangedLines()
-    for top in sorted(tops):
-        ok = _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-        if ok.returncode != 0:
-            raise PathError(f"--since: unknown revision {rev!r} in {top}")
-        diff = _git(top, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", rev, "--")
-        if diff.returncode != 0:
-            raise PathError(f"--since: git diff {rev} failed: "
-                            f"{diff.stderr.decode('utf-8', 'replace').strip()}")
-        for name, rows in parse_unified_zero(diff.stdout.decode("utf-8", "surrogateescape")).items():
-            changed.rows[os.path.realpath(os.path.join(top, name))] = rows
-        untracked = _git(top, "ls-files", "-z", "--others", "--exclude-standard")
-        for name in untracked.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            if name:
-                changed.whole.add(os.path.realpath(os.path.join(top, name)))
-    return changed
+def _ignored(ignores, path: str, name: str, is_dir: bool) -> bool:
+    """Whether the `.gitignore` files above path ignore it: the last rule that matches, in
+    the innermost file with one, decides."""
+    for ig in reversed(ignores):
+        found = ig.decide(path, name, is_dir)
+        if found is not None:
+            return found
+    return False
