@@ -131,6 +131,7 @@ class Cache:
         self._settings_keys: dict = {}
         self._shard_of: dict = {}  # (directory as given, settings key) -> shard file
         self._classes = None
+        self._last = None  # (path, kind, settings, entry) of the last entry found
         self.hits = 0
         self.misses = 0
 
@@ -161,10 +162,16 @@ class Cache:
         return entries
 
     def _entry(self, path, kind, settings):
+        # a hit is asked for twice in a row (its diagnostics, then its exempt entries): the
+        # last entry found is kept, until this run stores one
+        last = self._last
+        if last is not None and last[0] == path and last[1] == kind and last[2] is settings:
+            return last[3]
         shard, key = self._where(path, kind, settings)
         e = self._load(shard).get(key)
         if not (isinstance(e, list) and len(e) == 7):
             return None
+        self._last = (path, kind, settings, e)
         return e
 
     def lookup(self, path: str, kind: str, settings, st: os.stat_result | None):
@@ -198,6 +205,8 @@ class Cache:
         return found or []
 
     def _decode(self, e, path, field=5):
+        if e[field] == []:
+            return []  # (most entries: no finding, nothing exempt)
         if self._classes is None:
             self._classes = _classes()
         try:
@@ -220,6 +229,7 @@ class Cache:
         (mtime_ns, size, ino), dig, read_at = stamp
         shard, key = self._where(path, kind, settings)
         entry = [mtime_ns, size, ino, dig, read_at, payload, held]
+        self._last = None
         self._load(shard)[key] = entry
         self._dirty.setdefault(shard, {})[key] = entry
 
