@@ -354,8 +354,13 @@ def _walk_plain(root: str, settings_for):
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
                     or (ignores and _ignored(ignores, full, name, False)):
                 continue
-            if name.lower().endswith(PY_SUFFIXES):
+            low = name.lower()
+            if low.endswith(PY_SUFFIXES):
                 k = "python"
+            elif "." in name and not low.endswith(_OTHER_KINDS) and "dockerfile" not in low \
+                    and "containerfile" not in low:
+                # no kind by its name (what kind_of would find, without its calls)
+                k = kind_of(full, False, mapping) if mapping else None
             else:
                 k = kind_of(full) or (kind_of(full, False, mapping)
                                       if mapping and "." in name else None)
@@ -367,6 +372,11 @@ def _walk_plain(root: str, settings_for):
                 link = True
             real = os.path.realpath(full) if link else os.path.join(real_dir, name)
             yield Candidate(full[strip:], False, k), real, link
+
+
+# the suffixes of the other kinds kind_of knows by name (a walked file with a dot in its name
+# and none of these, nor a Dockerfile's name, is none of them: no `#!` line is read)
+_OTHER_KINDS = SHELL_SUFFIXES + (".ipynb", ".yml", ".yaml")
 
 
 def _name(entry) -> str:
