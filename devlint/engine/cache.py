@@ -132,6 +132,8 @@ class Cache:
         self._shard_of: dict = {}  # (directory as given, settings key) -> shard file
         self._classes = None
         self._last = None  # (path, kind, settings, entry) of the last entry found
+        self._stats: dict = {}  # path as given -> the stat `lookup` was given
+        self._abs_stats: dict | None = None
         self.hits = 0
         self.misses = 0
 
@@ -177,6 +179,8 @@ class Cache:
     def lookup(self, path: str, kind: str, settings, st: os.stat_result | None):
         """(diagnostics, None) when the stat proves the entry current; else (None, digest) of
         the entry to confirm by content, or (None, None) when there is none."""
+        if st is not None:
+            self._stats[path] = st
         e = self._entry(path, kind, settings)
         if e is None:
             return None, None
@@ -186,6 +190,15 @@ class Cache:
             if diags is not None:
                 return diags, None
         return None, e[3] if isinstance(e[3], str) else None
+
+    def stats(self) -> dict:
+        """{absolute path: stat} of the files this run looked up, as the runner took them
+        before linting: the project stage lists its packages with them rather than a stat of
+        each file again."""
+        if self._abs_stats is None or len(self._abs_stats) != len(self._stats):
+            self._abs_stats = {p if os.path.isabs(p) else os.path.abspath(p): st
+                               for p, st in self._stats.items()}
+        return self._abs_stats
 
     def confirmed(self, path: str, kind: str, settings, stamp) -> list | None:
         """The entry's diagnostics once a worker read the file and found the same digest."""

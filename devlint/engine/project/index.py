@@ -130,6 +130,9 @@ class Project:
         """[(path, stat)] of every .py file of the top-level package `top` under `root`."""
         key = os.path.join(root, top)
         if key not in self._files:
+            # the stats the runner took this run (the cache's), else one per file
+            taken = getattr(self._cache, "stats", None)
+            taken = taken() if taken is not None else {}
             out = []
             stack = [key]
             while stack:
@@ -143,7 +146,7 @@ class Project:
                             if not e.name.startswith(".") and e.name != "__pycache__":
                                 stack.append(e.path)
                         elif e.name.endswith(".py"):
-                            out.append((e.path, e.stat()))
+                            out.append((e.path, taken.get(e.path) or e.stat()))
                     except OSError:
                         continue
             out.sort()
