@@ -103,17 +103,26 @@ def encode(value):
     raise TypeError(f"cannot cache a {type(value).__name__}")
 
 
+_NESTED = (list, dict)  # the JSON values decode has to look into (the others are as stored)
+_HAS_PATH: dict = {}  # class -> whether it has a `path` field (the entry's file, not stored)
+
+
 def decode(value, path: str, classes: dict):
     if isinstance(value, list):
-        return [decode(v, path, classes) for v in value]
+        return [decode(v, path, classes) if type(v) in _NESTED else v for v in value]
     if isinstance(value, dict):
         if "@t" in value:
-            return tuple(decode(v, path, classes) for v in value["@t"])
+            return tuple(decode(v, path, classes) if type(v) in _NESTED else v
+                         for v in value["@t"])
         if "@e" in value:
             return classes[value["@e"]](value["v"])
         cls = classes[value["@"]]
-        kwargs = {k: decode(v, path, classes) for k, v in value.items() if k != "@"}
-        if any(f.name == "path" for f in dataclasses.fields(cls)):
+        kwargs = {k: decode(v, path, classes) if type(v) in _NESTED else v
+                  for k, v in value.items() if k != "@"}
+        has_path = _HAS_PATH.get(cls)
+        if has_path is None:
+            has_path = _HAS_PATH[cls] = any(f.name == "path" for f in dataclasses.fields(cls))
+        if has_path:
             kwargs["path"] = path
         return cls(**kwargs)
     return value
