@@ -350,8 +350,9 @@ class SettingsResolver:
         """A walk's hint: `directory` (below `parent`) holds the entries `names`. With none
         that `find_config` or `torch_floor.project_floor` would stop at, its settings are
         its parent's (both look in a folder, then in its parent): no stat, no listing."""
-        if directory in self._by_dir or not _SETTLED.isdisjoint(names) or any(
-                n.startswith("requirements") and n.endswith(".txt") for n in names):
+        if directory in self._by_dir or not _SETTLED.isdisjoint(names) or (
+                "requirements" in "\0".join(names) and any(
+                    n.startswith("requirements") and n.endswith(".txt") for n in names)):
             return
         self._by_dir[directory] = self(os.path.join(parent, "_"))
 

@@ -192,6 +192,8 @@ def _check_readable(path: str) -> None:
 
 def _git_files(root: str) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files under root, or None outside a git work tree."""
+    if not _may_be_in_git(root):
+        return None  # (no git process: a few stats instead of a fork and exec)
     try:
         out = subprocess.run(
             ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
@@ -203,6 +205,24 @@ def _git_files(root: str) -> list[str] | None:
         return None
     files = [f for f in out.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
     return [os.path.normpath(os.path.join(root, f)) for f in files]
+
+
+def _may_be_in_git(root: str) -> bool:
+    """Whether git could find a work tree at root: a `.git` (folder, or file of a worktree or
+    submodule) in root or a folder above it, as given or resolved, or git told where by the
+    environment."""
+    if any(k in os.environ for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return True
+    for start in {os.path.abspath(root), os.path.realpath(root)}:
+        d = start
+        while True:
+            if os.path.lexists(os.path.join(d, ".git")):
+                return True
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return False
 
 
 def _walk(root: str, settings_for):
@@ -329,14 +349,17 @@ def _walk_plain(root: str, settings_for):
                 ignores = ignores + (_Ignore(dirpath, rules),)
         if parent is not None and inherit is not None:
             inherit(dirpath, parent, [e.name for e in entries])
-        s = settings_for(os.path.join(dirpath, "_"))
+        # (names from a listing are never absolute: os.path.join is a concatenation here)
+        sep = "" if dirpath.endswith(os.sep) else os.sep
+        head, real_head = dirpath + sep, real_dir + ("" if real_dir.endswith(os.sep) else os.sep)
+        s = settings_for(head + "_")
         fast = _Excluder.of(s)
         if fast.plain and fast.dir_hit(dirpath, top):
             continue  # the walk's root itself sits in an excluded folder
         below = []
         for e in sorted(dirnames, key=_name):
             d = e.name
-            full = os.path.join(dirpath, d)
+            full = head + d
             if d in fast.plain or (fast.other and fast.other_hit(full)) \
                     or (ignores and _ignored(ignores, full, d, True)):
                 continue
@@ -345,12 +368,12 @@ def _walk_plain(root: str, settings_for):
             except OSError:
                 link = True
             if not link:  # (os.walk lists a link to a folder, and does not enter it)
-                below.append((full, os.path.join(real_dir, d), ignores, dirpath))
+                below.append((full, real_head + d, ignores, dirpath))
         stack.extend(reversed(below))
         mapping = getattr(s, "extension", ())
         for e in sorted(files, key=_name):
             name = e.name
-            full = os.path.join(dirpath, name)
+            full = head + name
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
                     or (ignores and _ignored(ignores, full, name, False)):
                 continue
@@ -370,7 +393,7 @@ def _walk_plain(root: str, settings_for):
                 link = e.is_symlink()
             except OSError:
                 link = True
-            real = os.path.realpath(full) if link else os.path.join(real_dir, name)
+            real = os.path.realpath(full) if link else real_head + name
             yield Candidate(full[strip:], False, k), real, link
 
 

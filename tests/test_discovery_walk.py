@@ -84,3 +84,26 @@ def test_folder_settings_inherited_only_where_nothing_could_change_them(tmp_path
     assert walked(str(tmp_path / "pkg/plain/b.py")).declared_torch is None
     # folders with the same answer share one settings object (per-settings memos hit)
     assert walked(str(tmp_path / "pkg/plain/b.py")) is walked(str(tmp_path / "pkg/a.py"))
+
+
+def test_git_is_asked_only_where_it_could_find_a_work_tree(tmp_path, monkeypatch):
+    import subprocess
+
+    from devlint.discovery import _may_be_in_git
+
+    for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"):
+        monkeypatch.delenv(k, raising=False)
+    _tree(tmp_path, {"repo/sub/a.py": "", "repo/gen.py": "", "repo/.gitignore": "gen.py\n",
+                     "plain/b.py": ""})
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    os.symlink(tmp_path / "repo" / "sub", tmp_path / "into_repo")
+    assert _may_be_in_git(str(tmp_path / "repo" / "sub"))
+    assert _may_be_in_git(str(tmp_path / "into_repo"))  # git resolves the link
+    # a work tree's ignore rules come from git (no .gitignore of its own is read above sub/)
+    assert _found(tmp_path / "repo") == ["sub/a.py"]
+    outside = subprocess.run(["git", "-C", str(tmp_path / "plain"), "rev-parse"],
+                             capture_output=True).returncode != 0
+    if outside:  # (the test's temporary folder is not inside a repository)
+        assert not _may_be_in_git(str(tmp_path / "plain"))
+        monkeypatch.setenv("GIT_DIR", str(tmp_path / "repo" / ".git"))
+        assert _may_be_in_git(str(tmp_path / "plain"))
