@@ -119,14 +119,6 @@ def _warn(message: str) -> None:
     sys.stderr.write(f"devlint: warning: {message}\n")
 
 
-def _mapped_kind(path: str, settings_for) -> str | None:
-    """The kind the settings' `extension` mapping gives a file no name rule recognises."""
-    if "." not in os.path.basename(path):
-        return None
-    mapping = getattr(settings_for(path), "extension", ())
-    return kind_of(path, False, mapping) if mapping else None
-
-
 def _once(candidates):
     """(real path, candidate) for the walk's (candidate, real path, is a link), one per real
     file: the file itself rather than a link to it (the first link, in walk order, when the
@@ -234,6 +226,9 @@ def _walk(root: str, settings_for):
     if files is not None:
         dirs: dict = {}
         for path in sorted(files):
+            k = _walked_kind(path, os.path.basename(path), settings_for(path))
+            if k is None:
+                continue
             try:  # one lstat: a regular file, or a link (to a file, or dangling)
                 mode = os.lstat(path).st_mode
             except OSError:
@@ -242,9 +237,6 @@ def _walk(root: str, settings_for):
             if not (stat.S_ISREG(mode) or link and (os.path.isfile(path)
                                                     or not os.path.exists(path))):
                 continue  # a submodule, a link to a folder
-            k = kind_of(path) or _mapped_kind(path, settings_for)
-            if k is None:
-                continue
             if _excluded_in_tree(root, path, settings_for):
                 continue
             yield Candidate(path, False, k), _realpath(path, dirs, link), link
@@ -370,23 +362,13 @@ def _walk_plain(root: str, settings_for):
             if not link:  # (os.walk lists a link to a folder, and does not enter it)
                 below.append((full, real_head + d, ignores, dirpath))
         stack.extend(reversed(below))
-        mapping = getattr(s, "extension", ())
         for e in sorted(files, key=_name):
             name = e.name
             full = head + name
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
                     or (ignores and _ignored(ignores, full, name, False)):
                 continue
-            low = name.lower()
-            if low.endswith(PY_SUFFIXES):
-                k = "python"
-            elif "." in name and not low.endswith(_OTHER_KINDS) and "dockerfile" not in low \
-                    and "containerfile" not in low:
-                # no kind by its name (what kind_of would find, without its calls)
-                k = kind_of(full, False, mapping) if mapping else None
-            else:
-                k = kind_of(full) or (kind_of(full, False, mapping)
-                                      if mapping and "." in name else None)
+            k = _walked_kind(full, name, s)
             if k is None:
                 continue
             try:
@@ -400,6 +382,21 @@ def _walk_plain(root: str, settings_for):
 # the suffixes of the other kinds kind_of knows by name (a walked file with a dot in its name
 # and none of these, nor a Dockerfile's name, is none of them: no `#!` line is read)
 _OTHER_KINDS = SHELL_SUFFIXES + (".ipynb", ".yml", ".yaml")
+
+
+def _walked_kind(path: str, name: str, settings) -> str | None:
+    """The kind of a file found in a walk (`name`: its base name; `settings`: its folder's):
+    by its name, else by the settings' `extension` mapping (a name with a dot); kind_of's
+    calls are skipped for the names it would find nothing in."""
+    low = name.lower()
+    if low.endswith(PY_SUFFIXES):
+        return "python"
+    mapping = getattr(settings, "extension", ())
+    if "." in name and not low.endswith(_OTHER_KINDS) and "dockerfile" not in low \
+            and "containerfile" not in low:
+        return kind_of(path, False, mapping) if mapping else None  # no kind by its name
+    return kind_of(path) or (kind_of(path, False, mapping) if mapping and "." in name
+                             else None)
 
 
 def _name(entry) -> str:
