@@ -349,11 +349,13 @@ def _add_noqa(results, tasks, quiet, write_read_only=False):
 
 
 def _check_profile(settings):
-    from devlint.profiles import get_profile
     from devlint.errors import ConfigError
+    from devlint.settings import PROFILES
 
-    if settings.profile == "auto":
-        return
+    if settings.profile in PROFILES:
+        return  # auto, or a built-in profile (profiles.toml is not read for it)
+    from devlint.profiles import get_profile
+
     try:
         get_profile(settings.profile, settings)
     except KeyError:
