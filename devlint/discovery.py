@@ -2,13 +2,13 @@
 configured excludes respected."""
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import stat
 import subprocess
 from dataclasses import dataclass
 
+from devlint.engine.gitignore import Ignore, ignored, read_gitignore
 from devlint.settings import is_excluded
 from devlint.sources import kind_of_name
 
@@ -196,7 +196,13 @@ def _git_files(root: str) -> list[str] | None:
     if out.returncode != 0:
         return None
     files = [f for f in out.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
-    return [os.path.normpath(os.path.join(root, f)) for f in files]
+    # git lists clean relative paths: joined to the normalized root, they are normalized
+    # (os.path.normpath for any that is not: a "." or ".." part, a doubled separator)
+    top = os.path.normpath(root)
+    head = "" if top == os.curdir else top if top.endswith(os.sep) else top + os.sep
+    return [os.path.normpath(os.path.join(root, f))
+            if f.startswith((".", os.sep)) or f"{os.sep}." in f or os.sep * 2 in f
+            or f.endswith(os.sep) else head + f for f in files]
 
 
 def _may_be_in_git(root: str) -> bool:
@@ -225,7 +231,10 @@ def _walk(root: str, settings_for):
         files = None  # a directory git ignores, named explicitly: lint it anyway, like ruff
     if files is not None:
         dirs: dict = {}
+        hint = _folder_hints(root, settings_for)
         for path in sorted(files):
+            if hint is not None:
+                hint(os.path.dirname(path))
             k = _walked_kind(path, os.path.basename(path), settings_for(path))
             if k is None:
                 continue
@@ -242,6 +251,32 @@ def _walk(root: str, settings_for):
             yield Candidate(path, False, k), _realpath(path, dirs, link), link
         return
     yield from _walk_plain(root, settings_for)
+
+
+def _folder_hints(root: str, settings_for):
+    """For git's list: `hint(folder)` gives the resolver (`SettingsResolver.inherit`) each
+    folder's listing below root, parents first, as the folder walk does; None when the
+    resolver takes no hints."""
+    inherit = getattr(settings_for, "inherit", None)
+    if inherit is None:
+        return None
+    top = os.path.normpath(root)
+    top = "" if top == os.curdir else top  # (the folder of a path git lists relative to ".")
+    done: set = {top}
+
+    def hint(folder: str) -> None:
+        if folder in done or len(folder) <= len(top):
+            return
+        done.add(folder)
+        parent = os.path.dirname(folder)
+        hint(parent)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        inherit(folder, parent, names)
+
+    return hint
 
 
 def _excluded_in_tree(root: str, path: str, settings_for) -> bool:
@@ -336,9 +371,9 @@ def _walk_plain(root: str, settings_for):
                 is_dir = False
             (dirnames if is_dir else files).append(e)
         if any(e.name == ".gitignore" for e in files):
-            rules = _read_gitignore(dirpath)
+            rules = read_gitignore(dirpath)
             if rules:
-                ignores = ignores + (_Ignore(dirpath, rules),)
+                ignores = ignores + (Ignore(dirpath, rules),)
         if parent is not None and inherit is not None:
             inherit(dirpath, parent, [e.name for e in entries])
         # (names from a listing are never absolute: os.path.join is a concatenation here)
@@ -353,7 +388,7 @@ def _walk_plain(root: str, settings_for):
             d = e.name
             full = head + d
             if d in fast.plain or (fast.other and fast.other_hit(full)) \
-                    or (ignores and _ignored(ignores, full, d, True)):
+                    or (ignores and ignored(ignores, full, d, True)):
                 continue
             try:
                 link = e.is_symlink()
@@ -366,7 +401,7 @@ def _walk_plain(root: str, settings_for):
             name = e.name
             full = head + name
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
-                    or (ignores and _ignored(ignores, full, name, False)):
+                    or (ignores and ignored(ignores, full, name, False)):
                 continue
             k = _walked_kind(full, name, s)
             if k is None:
@@ -401,73 +436,3 @@ def _walked_kind(path: str, name: str, settings) -> str | None:
 
 def _name(entry) -> str:
     return entry.name
-
-
-def _read_gitignore(dirpath: str):
-    path = os.path.join(dirpath, ".gitignore")
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    rules = []
-    for line in lines:
-        line = line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        neg = line.startswith("!")
-        if neg:
-            line = line[1:]
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        anchored = "/" in line
-        rules.append((line.lstrip("/"), neg, dir_only, anchored))
-    return rules
-
-
-class _Ignore:
-    """One `.gitignore`'s rules, compiled once: for files and for folders (a `dir/` rule only
-    matches folders), the rules matching a name and those matching the path relative to the
-    file's folder each joined into one regular expression when no rule negates (any match
-    ignores), else kept in order (the last matching rule decides)."""
-
-    def __init__(self, base: str, rules):
-        self.cut = len(os.path.join(base, ""))
-        self.files = self._compile([r for r in rules if not r[2]])
-        self.dirs = self._compile(rules)
-
-    @staticmethod
-    def _compile(rules):
-        def one(pats):
-            return re.compile("|".join(pats)).match if pats else None
-
-        if not any(neg for _, neg, _, _ in rules):
-            return (one([fnmatch.translate(p) for p, _, _, anchored in rules if not anchored]),
-                    one([fnmatch.translate(p) for p, _, _, anchored in rules if anchored]
-                        + [fnmatch.translate(p[3:]) for p, _, _, anchored in rules
-                           if anchored and p.startswith("**/")]))
-        return [(one([fnmatch.translate(p)]), anchored,
-                 one([fnmatch.translate(p[3:])]) if p.startswith("**/") else None, neg)
-                for p, neg, _, anchored in reversed(rules)]
-
-    def decide(self, path: str, name: str, is_dir: bool):
-        """True: ignored, False: re-included (`!`), None: no rule of this file matches."""
-        rules = self.dirs if is_dir else self.files
-        rel = path[self.cut:].replace(os.sep, "/")
-        if isinstance(rules, tuple):
-            by_name, by_rel = rules
-            return True if (by_name and by_name(name)) or (by_rel and by_rel(rel)) else None
-        for match, anchored, extra, neg in rules:
-            if match(rel if anchored else name) or (extra and extra(rel)):
-                return not neg
-        return None
-
-
-def _ignored(ignores, path: str, name: str, is_dir: bool) -> bool:
-    """Whether the `.gitignore` files above path ignore it: the last rule that matches, in
-    the innermost file with one, decides."""
-    for ig in reversed(ignores):
-        found = ig.decide(path, name, is_dir)
-        if found is not None:
-            return found
-    return False

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from devlint.config import SettingsResolver
 from devlint.discovery import discover
 
@@ -63,7 +65,8 @@ def test_walk_from_the_current_directory_gives_normalized_paths(tmp_path, monkey
         os.path.join("a", "x.py"), "y.py"]
 
 
-def test_folder_settings_inherited_only_where_nothing_could_change_them(tmp_path):
+@pytest.mark.parametrize("git", [False, True])
+def test_folder_settings_inherited_only_where_nothing_could_change_them(tmp_path, git):
     _tree(tmp_path, {
         "devlint.toml": "[tool.devlint]\nprofile = \"torch\"\n",
         "pkg/a.py": "", "pkg/plain/b.py": "",
@@ -72,6 +75,10 @@ def test_folder_settings_inherited_only_where_nothing_could_change_them(tmp_path
         "pkg/floor/requirements-dev.txt": "torch>=2.8\n", "pkg/floor/e.py": "",
         "pkg/floor/f/g.py": "",
     })
+    if git:  # git's list of the files (the folders' listings still decide the settings)
+        import subprocess
+
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     walked = SettingsResolver(None, {})
     found = _found(tmp_path, walked)
     assert len(found) == 6
