@@ -128,7 +128,8 @@ def check(paths, fix, unsafe_fixes, diff, fix_read_only, select, extend_select, 
     # The run allocates many short-lived ast nodes and no reference cycles worth collecting;
     # the cyclic collector alone costs more than half of the parse time (measured on vLLM).
     gc.disable()
-    from devlint.discovery import PathError, changed_lines, discover, named_input_errors
+    from devlint.discovery import PathError, discover, named_input_errors
+    from devlint.engine.since import changed_lines
     from devlint.engine import runner
     from devlint.errors import ConfigError
     from devlint.settings import parse_version
@@ -348,11 +349,13 @@ def _add_noqa(results, tasks, quiet, write_read_only=False):
 
 
 def _check_profile(settings):
-    from devlint.profiles import get_profile
     from devlint.errors import ConfigError
+    from devlint.settings import PROFILES
 
-    if settings.profile == "auto":
-        return
+    if settings.profile in PROFILES:
+        return  # auto, or a built-in profile (profiles.toml is not read for it)
+    from devlint.profiles import get_profile
+
     try:
         get_profile(settings.profile, settings)
     except KeyError:

@@ -319,6 +319,12 @@ def _auto_profile(path: str) -> str:
     return resolve_profile("auto", path, aliases)
 
 
+# the names in a folder that make its settings differ from its parent's: a config file
+# (`find_config`), a repository root, a packaging file declaring a torch floor (`torch_floor`)
+_SETTLED = frozenset({"devlint.toml", "pyproject.toml", ".git", "setup.cfg", "setup.py",
+                      "requirements"})
+
+
 class SettingsResolver:
     """Settings for each path: the nearest config (or --config), then command-line overrides."""
 
@@ -339,6 +345,16 @@ class SettingsResolver:
         if hit is None:
             hit = self._by_dir[d] = self._resolve(path)
         return hit
+
+    def inherit(self, directory: str, parent: str, names) -> None:
+        """A walk's hint: `directory` (below `parent`) holds the entries `names`. With none
+        that `find_config` or `torch_floor.project_floor` would stop at, its settings are
+        its parent's (both look in a folder, then in its parent): no stat, no listing."""
+        if directory in self._by_dir or not _SETTLED.isdisjoint(names) or (
+                "requirements" in "\0".join(names) and any(
+                    n.startswith("requirements") and n.endswith(".txt") for n in names)):
+            return
+        self._by_dir[directory] = self(os.path.join(parent, "_"))
 
     def _resolve(self, path: str):
         if self._fixed is not None:
@@ -361,7 +377,11 @@ class SettingsResolver:
         # the torch floor the project around the file declares (when target-torch is unset)
         fk = ("floor", key, os.path.dirname(os.path.abspath(path)))
         if fk not in self._cache:
-            self._cache[fk] = with_project_floor(self._cache[ck], path)
+            # one object per distinct answer (folders with the same floor share it): what
+            # is memoized per settings object (cache keys, excluders) is computed once
+            s = with_project_floor(self._cache[ck], path)
+            self._cache[fk] = self._cache.setdefault(
+                ("same", key, s.declared_torch, s.declared_torch_source), s)
         return self._cache[fk]
 
     def run_settings(self, first_path: str | None):

@@ -2,12 +2,13 @@
 configured excludes respected."""
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
+import stat
 import subprocess
 from dataclasses import dataclass
 
+from devlint.engine.gitignore import Ignore, ignored, read_gitignore
 from devlint.settings import is_excluded
 from devlint.sources import kind_of_name
 
@@ -118,33 +119,23 @@ def _warn(message: str) -> None:
     sys.stderr.write(f"devlint: warning: {message}\n")
 
 
-def _mapped_kind(path: str, settings_for) -> str | None:
-    """The kind the settings' `extension` mapping gives a file no name rule recognises."""
-    if "." not in os.path.basename(path):
-        return None
-    mapping = getattr(settings_for(path), "extension", ())
-    return kind_of(path, False, mapping) if mapping else None
-
-
 def _once(candidates):
-    """(real path, candidate) for the walk's candidates, one per real file: the file itself
-    rather than a link to it (the first link, in walk order, when the file lies outside the
-    walk)."""
+    """(real path, candidate) for the walk's (candidate, real path, is a link), one per real
+    file: the file itself rather than a link to it (the first link, in walk order, when the
+    file lies outside the walk)."""
     chosen: dict = {}
     order = []
-    dirs: dict = {}
-    for c in candidates:
-        real = _realpath(c.path, dirs)
+    for c, real, link in candidates:
         held = chosen.get(real)
         if held is None:
-            chosen[real] = c
+            chosen[real] = (c, link)
             order.append(real)
-        elif os.path.islink(held.path) and not os.path.islink(c.path):
-            chosen[real] = c
-    return [(r, chosen[r]) for r in order]
+        elif held[1] and not link:
+            chosen[real] = (c, link)
+    return [(r, chosen[r][0]) for r in order]
 
 
-def _realpath(path: str, dirs: dict) -> str:
+def _realpath(path: str, dirs: dict, link: bool | None = None) -> str:
     """`os.path.realpath(path)`, with the real path of its directory memoized in `dirs`: the
     directory's real path joined with the name, unless the name is itself a link (realpath
     resolves the components one by one; resolving a walk's every file from the root costs
@@ -156,7 +147,9 @@ def _realpath(path: str, dirs: dict) -> str:
     if not name or name in (os.curdir, os.pardir):
         return os.path.realpath(path)
     full = os.path.join(real_dir, name)
-    return os.path.realpath(path) if os.path.islink(full) else full
+    if link is None:
+        link = os.path.islink(full)
+    return os.path.realpath(path) if link else full
 
 
 def named_input_errors(results, candidates) -> None:
@@ -179,8 +172,6 @@ def named_input_errors(results, candidates) -> None:
 def _check_readable(path: str) -> None:
     """An explicit file that cannot be read is a usage error (exit 2), not a warning: a broken
     symlink, a symlink loop, no permission, or something that is not a regular file."""
-    import stat
-
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
@@ -191,13 +182,10 @@ def _check_readable(path: str) -> None:
         raise PathError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def _dangling_link(path: str) -> bool:
-    """A symbolic link that leads nowhere (or loops): listed, so that it is reported (DL902)."""
-    return os.path.islink(path) and not os.path.exists(path)
-
-
 def _git_files(root: str) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files under root, or None outside a git work tree."""
+    if not _may_be_in_git(root):
+        return None  # (no git process: a few stats instead of a fork and exec)
     try:
         out = subprocess.run(
             ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
@@ -208,25 +196,87 @@ def _git_files(root: str) -> list[str] | None:
     if out.returncode != 0:
         return None
     files = [f for f in out.stdout.decode("utf-8", "surrogateescape").split("\0") if f]
-    return [os.path.normpath(os.path.join(root, f)) for f in files]
+    # git lists clean relative paths: joined to the normalized root, they are normalized
+    # (os.path.normpath for any that is not: a "." or ".." part, a doubled separator)
+    top = os.path.normpath(root)
+    head = "" if top == os.curdir else top if top.endswith(os.sep) else top + os.sep
+    return [os.path.normpath(os.path.join(root, f))
+            if f.startswith((".", os.sep)) or f"{os.sep}." in f or os.sep * 2 in f
+            or f.endswith(os.sep) else head + f for f in files]
+
+
+def _may_be_in_git(root: str) -> bool:
+    """Whether git could find a work tree at root: a `.git` (folder, or file of a worktree or
+    submodule) in root or a folder above it, as given or resolved, or git told where by the
+    environment."""
+    if any(k in os.environ for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return True
+    for start in {os.path.abspath(root), os.path.realpath(root)}:
+        d = start
+        while True:
+            if os.path.lexists(os.path.join(d, ".git")):
+                return True
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return False
 
 
 def _walk(root: str, settings_for):
+    """(Candidate, real path, is a link) for the files under root: git's list in a work
+    tree, else the folders walked (`_walk_plain`)."""
     files = _git_files(root)
     if files == []:
         files = None  # a directory git ignores, named explicitly: lint it anyway, like ruff
     if files is not None:
+        dirs: dict = {}
+        hint = _folder_hints(root, settings_for)
         for path in sorted(files):
-            if not os.path.isfile(path) and not _dangling_link(path):
-                continue  # deleted in the work tree, or a submodule
-            k = kind_of(path) or _mapped_kind(path, settings_for)
+            if hint is not None:
+                hint(os.path.dirname(path))
+            k = _walked_kind(path, os.path.basename(path), settings_for(path))
             if k is None:
                 continue
+            try:  # one lstat: a regular file, or a link (to a file, or dangling)
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue  # deleted in the work tree
+            link = stat.S_ISLNK(mode)
+            if not (stat.S_ISREG(mode) or link and (os.path.isfile(path)
+                                                    or not os.path.exists(path))):
+                continue  # a submodule, a link to a folder
             if _excluded_in_tree(root, path, settings_for):
                 continue
-            yield Candidate(path, False, k)
+            yield Candidate(path, False, k), _realpath(path, dirs, link), link
         return
     yield from _walk_plain(root, settings_for)
+
+
+def _folder_hints(root: str, settings_for):
+    """For git's list: `hint(folder)` gives the resolver (`SettingsResolver.inherit`) each
+    folder's listing below root, parents first, as the folder walk does; None when the
+    resolver takes no hints."""
+    inherit = getattr(settings_for, "inherit", None)
+    if inherit is None:
+        return None
+    top = os.path.normpath(root)
+    top = "" if top == os.curdir else top  # (the folder of a path git lists relative to ".")
+    done: set = {top}
+
+    def hint(folder: str) -> None:
+        if folder in done or len(folder) <= len(top):
+            return
+        done.add(folder)
+        parent = os.path.dirname(folder)
+        hint(parent)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        inherit(folder, parent, names)
+
+    return hint
 
 
 def _excluded_in_tree(root: str, path: str, settings_for) -> bool:
@@ -297,166 +347,92 @@ class _Excluder:
 
 
 def _walk_plain(root: str, settings_for):
-    ignore_stack: list = []
+    """The files under root, as `os.walk` (top-down, names sorted, links to folders not
+    followed) lists them, minus the excluded and the git-ignored. One `scandir` per folder
+    tells the links apart (no `lstat` per file), so each candidate comes with its real path:
+    its folder's (resolved once, at the root) joined with its name, unless it is a link."""
     top = os.path.normpath(root)
-    for dirpath, dirnames, filenames in os.walk(top):
-        # (a directory without one is not asked to open it: one failed open per directory)
-        rules = _read_gitignore(dirpath) if ".gitignore" in filenames else []
-        ignore_stack = [(d, r) for d, r in ignore_stack if dirpath.startswith(d)]
-        if rules:
-            ignore_stack.append((dirpath, rules))
-        s = settings_for(os.path.join(dirpath, "_"))
+    inherit = getattr(settings_for, "inherit", None)
+    strip = len(os.curdir) + 1 if top == os.curdir else 0  # "./a.py" -> "a.py" (normpath)
+    # (folder, its real path, the .gitignore rules over it, its parent folder), depth first
+    stack = [(top, os.path.realpath(top), (), None)]
+    while stack:
+        dirpath, real_dir, ignores, parent = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                entries = list(it)
+        except OSError:
+            continue  # as os.walk: a folder that cannot be listed is skipped
+        dirnames, files = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else files).append(e)
+        if any(e.name == ".gitignore" for e in files):
+            rules = read_gitignore(dirpath)
+            if rules:
+                ignores = ignores + (Ignore(dirpath, rules),)
+        if parent is not None and inherit is not None:
+            inherit(dirpath, parent, [e.name for e in entries])
+        # (names from a listing are never absolute: os.path.join is a concatenation here)
+        sep = "" if dirpath.endswith(os.sep) else os.sep
+        head, real_head = dirpath + sep, real_dir + ("" if real_dir.endswith(os.sep) else os.sep)
+        s = settings_for(head + "_")
         fast = _Excluder.of(s)
         if fast.plain and fast.dir_hit(dirpath, top):
-            dirnames[:] = []
             continue  # the walk's root itself sits in an excluded folder
-        keep = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
+        below = []
+        for e in sorted(dirnames, key=_name):
+            d = e.name
+            full = head + d
             if d in fast.plain or (fast.other and fast.other_hit(full)) \
-                    or _gitignored(ignore_stack, full, True):
+                    or (ignores and ignored(ignores, full, d, True)):
                 continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
+            try:
+                link = e.is_symlink()
+            except OSError:
+                link = True
+            if not link:  # (os.walk lists a link to a folder, and does not enter it)
+                below.append((full, real_head + d, ignores, dirpath))
+        stack.extend(reversed(below))
+        for e in sorted(files, key=_name):
+            name = e.name
+            full = head + name
             if name in fast.plain or (fast.other and fast.other_hit(full)) \
-                    or _gitignored(ignore_stack, full, False):
+                    or (ignores and ignored(ignores, full, name, False)):
                 continue
-            k = kind_of(full) or _mapped_kind(full, settings_for)
-            if k is not None:
-                yield Candidate(os.path.normpath(full), False, k)
-
-
-def _read_gitignore(dirpath: str):
-    path = os.path.join(dirpath, ".gitignore")
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    rules = []
-    for line in lines:
-        line = line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        neg = line.startswith("!")
-        if neg:
-            line = line[1:]
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        anchored = "/" in line
-        rules.append((line.lstrip("/"), neg, dir_only, anchored))
-    return rules
-
-
-def _gitignored(stack, path: str, is_dir: bool) -> bool:
-    ignored = False
-    for base, rules in stack:
-        rel = os.path.relpath(path, base).replace(os.sep, "/")
-        name = rel.rsplit("/", 1)[-1]
-        for pat, neg, dir_only, anchored in rules:
-            if dir_only and not is_dir:
+            k = _walked_kind(full, name, s)
+            if k is None:
                 continue
-            target = rel if anchored else name
-            if fnmatch.fnmatchcase(target, pat) or (pat.startswith("**/") and
-                                                     fnmatch.fnmatchcase(rel, pat[3:])):
-                ignored = not neg
-    return ignored
+            try:
+                link = e.is_symlink()
+            except OSError:
+                link = True
+            real = os.path.realpath(full) if link else real_head + name
+            yield Candidate(full[strip:], False, k), real, link
 
 
-# --- `--since REV`: only the lines changed since a revision --------------------------------
-
-class ChangedLines:
-    """Rows changed since a git revision, per file (by real path). A file git does not track
-    counts as changed everywhere; a tracked file absent from the diff has no changed row."""
-
-    def __init__(self):
-        self.rows: dict = {}  # realpath -> set of 1-based rows
-        self.whole: set = set()  # realpaths of untracked files
-
-    def touches(self, path: str) -> bool:
-        rp = os.path.realpath(path)
-        return rp in self.whole or bool(self.rows.get(rp))
-
-    def covers(self, path: str, first_row: int, last_row: int) -> bool:
-        rp = os.path.realpath(path)
-        if rp in self.whole:
-            return True
-        rows = self.rows.get(rp, ())
-        return any(r in rows for r in range(first_row, max(first_row, last_row) + 1))
-
-    def narrow(self, results) -> None:
-        """Keep, of each result, the findings on changed lines (DL902, about the whole file,
-        always) and the exempt candidates there (`--show-exempt`; whole-file entries stay)."""
-        for r in results:
-            # a notebook's rows count within its cells, not in the JSON git diffs: its
-            # findings stay when the notebook changed at all
-            r.diagnostics = [d for d in r.diagnostics if d.code == "DL902"
-                             or (self.touches(d.path) if d.cell else
-                                 self.covers(d.path, d.location[0], d.end_location[0]))]
-            r.exempt = [e for e in r.exempt if e.whole_file
-                        or self.covers(e.path, e.location[0], e.end_location[0])]
+# the suffixes of the other kinds kind_of knows by name (a walked file with a dot in its name
+# and none of these, nor a Dockerfile's name, is none of them: no `#!` line is read)
+_OTHER_KINDS = SHELL_SUFFIXES + (".ipynb", ".yml", ".yaml")
 
 
-def _git(top: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", top, "-c", "core.quotepath=off", *args],
-                          capture_output=True)
+def _walked_kind(path: str, name: str, settings) -> str | None:
+    """The kind of a file found in a walk (`name`: its base name; `settings`: its folder's):
+    by its name, else by the settings' `extension` mapping (a name with a dot); kind_of's
+    calls are skipped for the names it would find nothing in."""
+    low = name.lower()
+    if low.endswith(PY_SUFFIXES):
+        return "python"
+    mapping = getattr(settings, "extension", ())
+    if "." in name and not low.endswith(_OTHER_KINDS) and "dockerfile" not in low \
+            and "containerfile" not in low:
+        return kind_of(path, False, mapping) if mapping else None  # no kind by its name
+    return kind_of(path) or (kind_of(path, False, mapping) if mapping and "." in name
+                             else None)
 
 
-def _unquote(name: str) -> str:
-    """A path as git prints it in diff headers (C-quoted when it has odd characters)."""
-    if len(name) >= 2 and name[0] == name[-1] == '"':
-        import codecs
-
-        raw = codecs.escape_decode(name[1:-1].encode("utf-8", "surrogateescape"))[0]
-        return raw.decode("utf-8", "surrogateescape")
-    return name
-
-
-def parse_unified_zero(diff: str) -> dict:
-    """`git diff -U0` output -> {path after the change: set of added/changed rows}."""
-    import re
-
-    out: dict = {}
-    current = None
-    hunk = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            name = _unquote(line[4:].rstrip("\t"))
-            current = None if name == "/dev/null" else name[2:] if name.startswith("b/") else name
-            if current is not None:
-                out.setdefault(current, set())
-        elif current is not None and line.startswith("@@"):
-            m = hunk.match(line)
-            if m:
-                start, count = int(m.group(1)), int(m.group(2) or 1)
-                out[current].update(range(start, start + count))
-    return out
-
-
-def changed_lines(rev: str, paths) -> ChangedLines:
-    """Rows changed in the work tree since `rev`, in the git repositories holding `paths`."""
-    tops: set = set()
-    for p in paths:
-        d = p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) or "."
-        out = _git(d, "rev-parse", "--show-toplevel")
-        if out.returncode != 0:
-            raise PathError(f"--since needs a git repository: {p} is not in one")
-        tops.add(out.stdout.decode("utf-8", "surrogateescape").strip())
-    changed = ChangedLines()
-    for top in sorted(tops):
-        ok = _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-        if ok.returncode != 0:
-            raise PathError(f"--since: unknown revision {rev!r} in {top}")
-        diff = _git(top, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", rev, "--")
-        if diff.returncode != 0:
-            raise PathError(f"--since: git diff {rev} failed: "
-                            f"{diff.stderr.decode('utf-8', 'replace').strip()}")
-        for name, rows in parse_unified_zero(diff.stdout.decode("utf-8", "surrogateescape")).items():
-            changed.rows[os.path.realpath(os.path.join(top, name))] = rows
-        untracked = _git(top, "ls-files", "-z", "--others", "--exclude-standard")
-        for name in untracked.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            if name:
-                changed.whole.add(os.path.realpath(os.path.join(top, name)))
-    return changed
+def _name(entry) -> str:
+    return entry.name

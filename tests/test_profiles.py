@@ -139,3 +139,12 @@ def test_device_module_role_is_not_asked_whether_an_accelerator_is_there(tmp_pat
     assert "n = torch.accelerator.device_count()" in out
     assert "get_torch_device().synchronize()" in out
     assert "return n, torch.accelerator.is_available()" in out
+
+
+def test_the_profile_names_the_command_line_accepts_unread_are_built_in():
+    # `check` reads profiles.toml only for a profile outside settings.PROFILES (cli
+    # `_check_profile`): every other name there must be a built-in profile
+    from devlint.profiles import builtin_profiles
+    from devlint.settings import PROFILES
+
+    assert set(PROFILES) - {"auto"} <= set(builtin_profiles())

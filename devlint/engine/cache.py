@@ -103,17 +103,26 @@ def encode(value):
     raise TypeError(f"cannot cache a {type(value).__name__}")
 
 
+_NESTED = (list, dict)  # the JSON values decode has to look into (the others are as stored)
+_HAS_PATH: dict = {}  # class -> whether it has a `path` field (the entry's file, not stored)
+
+
 def decode(value, path: str, classes: dict):
     if isinstance(value, list):
-        return [decode(v, path, classes) for v in value]
+        return [decode(v, path, classes) if type(v) in _NESTED else v for v in value]
     if isinstance(value, dict):
         if "@t" in value:
-            return tuple(decode(v, path, classes) for v in value["@t"])
+            return tuple(decode(v, path, classes) if type(v) in _NESTED else v
+                         for v in value["@t"])
         if "@e" in value:
             return classes[value["@e"]](value["v"])
         cls = classes[value["@"]]
-        kwargs = {k: decode(v, path, classes) for k, v in value.items() if k != "@"}
-        if any(f.name == "path" for f in dataclasses.fields(cls)):
+        kwargs = {k: decode(v, path, classes) if type(v) in _NESTED else v
+                  for k, v in value.items() if k != "@"}
+        has_path = _HAS_PATH.get(cls)
+        if has_path is None:
+            has_path = _HAS_PATH[cls] = any(f.name == "path" for f in dataclasses.fields(cls))
+        if has_path:
             kwargs["path"] = path
         return cls(**kwargs)
     return value
@@ -131,6 +140,9 @@ class Cache:
         self._settings_keys: dict = {}
         self._shard_of: dict = {}  # (directory as given, settings key) -> shard file
         self._classes = None
+        self._last = None  # (path, kind, settings, entry) of the last entry found
+        self._stats: dict = {}  # path as given -> the stat `lookup` was given
+        self._abs_stats: dict | None = None
         self.hits = 0
         self.misses = 0
 
@@ -161,15 +173,23 @@ class Cache:
         return entries
 
     def _entry(self, path, kind, settings):
+        # a hit is asked for twice in a row (its diagnostics, then its exempt entries): the
+        # last entry found is kept, until this run stores one
+        last = self._last
+        if last is not None and last[0] == path and last[1] == kind and last[2] is settings:
+            return last[3]
         shard, key = self._where(path, kind, settings)
         e = self._load(shard).get(key)
         if not (isinstance(e, list) and len(e) == 7):
             return None
+        self._last = (path, kind, settings, e)
         return e
 
     def lookup(self, path: str, kind: str, settings, st: os.stat_result | None):
         """(diagnostics, None) when the stat proves the entry current; else (None, digest) of
         the entry to confirm by content, or (None, None) when there is none."""
+        if st is not None:
+            self._stats[path] = st
         e = self._entry(path, kind, settings)
         if e is None:
             return None, None
@@ -179,6 +199,15 @@ class Cache:
             if diags is not None:
                 return diags, None
         return None, e[3] if isinstance(e[3], str) else None
+
+    def stats(self) -> dict:
+        """{absolute path: stat} of the files this run looked up, as the runner took them
+        before linting: the project stage lists its packages with them rather than a stat of
+        each file again."""
+        if self._abs_stats is None or len(self._abs_stats) != len(self._stats):
+            self._abs_stats = {p if os.path.isabs(p) else os.path.abspath(p): st
+                               for p, st in self._stats.items()}
+        return self._abs_stats
 
     def confirmed(self, path: str, kind: str, settings, stamp) -> list | None:
         """The entry's diagnostics once a worker read the file and found the same digest."""
@@ -198,6 +227,8 @@ class Cache:
         return found or []
 
     def _decode(self, e, path, field=5):
+        if e[field] == []:
+            return []  # (most entries: no finding, nothing exempt)
         if self._classes is None:
             self._classes = _classes()
         try:
@@ -220,6 +251,7 @@ class Cache:
         (mtime_ns, size, ino), dig, read_at = stamp
         shard, key = self._where(path, kind, settings)
         entry = [mtime_ns, size, ino, dig, read_at, payload, held]
+        self._last = None
         self._load(shard)[key] = entry
         self._dirty.setdefault(shard, {})[key] = entry
 

@@ -13,16 +13,11 @@ import os
 import re
 import time
 
-from devlint.engine.project.gates import _may_be_cuda_only, _names_other_platform, _text_reason
 from devlint.engine.project.package import (
     _EMPTY, _file_imports, absolute, package_of, top_imports,
 )
 from devlint.engine.project.store import _key_hash, FactStore
-from devlint.engine.project.walker import (
-    _CUDA_CONTEXT, _DOUBLE, _DOUBLE_IMPORT, _aliases, _CudaWalker, _unconditional_calls,
-    _with_double_fallback,
-)
-from devlint.evidence import Reason, cuda_only_module, vocabulary
+from devlint.evidence import Reason, vocabulary
 from devlint.evidence.only_called_on_cuda import PRINCIPLE as ONLY_CALLED_ON_CUDA
 from devlint.evidence.test_double import PRINCIPLE as TEST_DOUBLE
 
@@ -130,6 +125,9 @@ class Project:
         """[(path, stat)] of every .py file of the top-level package `top` under `root`."""
         key = os.path.join(root, top)
         if key not in self._files:
+            # the stats the runner took this run (the cache's), else one per file
+            taken = getattr(self._cache, "stats", None)
+            taken = taken() if taken is not None else {}
             out = []
             stack = [key]
             while stack:
@@ -143,7 +141,7 @@ class Project:
                             if not e.name.startswith(".") and e.name != "__pycache__":
                                 stack.append(e.path)
                         elif e.name.endswith(".py"):
-                            out.append((e.path, e.stat()))
+                            out.append((e.path, taken.get(e.path) or e.stat()))
                     except OSError:
                         continue
             out.sort()
@@ -216,6 +214,11 @@ class Project:
         """Why the module is CUDA-only by itself (its name or folder, its imports, its CUDA
         runtime use), "-" for a wrapper or platform module that never is, else None. Parsed
         only when its text names a CUDA-only stack or a runtime marker."""
+        # (the text gates and the walker are imported where an answer is computed: a warm
+        # run reads the stored answers and imports neither)
+        from devlint.engine.project.gates import _may_be_cuda_only, _text_reason
+        from devlint.evidence import cuda_only_module
+
         parts = modname.split(".")
         stacks = vocabulary._cuda_only_defaults()[0][2]
         if parts[-1] in stacks or "platforms" in parts[:-1]:
@@ -241,6 +244,9 @@ class Project:
         """Why the module calls into a CUDA-only project module unconditionally, or None.
         Which imported modules are CUDA-only is decided first (names, then text-gated parses),
         so the module itself is parsed only when one is."""
+        from devlint.engine.project.gates import _names_other_platform
+        from devlint.evidence import cuda_only_module
+
         top = modname.split(".")[0]
         if self.fact(path, "platforms", lambda: _names_other_platform(
                 (self.text(path) or "").encode("utf-8", "surrogateescape"))):
@@ -281,6 +287,9 @@ class Project:
     def _calls(self, path: str, modname: str, top: str) -> list:
         """[(local name, module)] of the names imported at the top from project modules that
         the module calls unconditionally."""
+        from devlint.engine.project.walker import (
+            _aliases, _unconditional_calls, _with_double_fallback)
+
         tree = self.tree(path)
         if tree is None:
             return []
@@ -313,6 +322,8 @@ class Project:
     def _double_fallbacks(self, path: str, modname: str) -> list:
         """Project modules imported in a `try:` whose fallback is a test double (their import
         counts as unconditional: the double stands in for them, `hf3fs_mock_client`)."""
+        from devlint.engine.project.walker import _DOUBLE_IMPORT, _with_double_fallback
+
         text = self.text(path)
         if text is None or not _DOUBLE_IMPORT.search(text):
             return []  # no indented import of a double (one in an `except:`): no parse
@@ -330,6 +341,8 @@ class Project:
     def double_of(self, path: str, modname: str, root: str) -> str | None:
         """Why the module, a test double (`*_mock_*`, `fake_*` ...), is CUDA-only: a module
         imports it in place of a CUDA-only module when that import fails."""
+        from devlint.engine.project.walker import _DOUBLE
+
         if not _DOUBLE.search(modname.rsplit(".", 1)[-1]):
             return None
         top = modname.split(".")[0]
@@ -440,6 +453,8 @@ class Project:
     def _own_uses(self, path: str, name: str):
         """([(row, how)] uses of `name` on CUDA, [module-level functions holding the others
         (None: module-level code)]) in its own module, its own body aside."""
+        from devlint.engine.project.walker import _CudaWalker
+
         text = self.text(path)
         if text is not None and (text.count(name) <= 1 or len(re.findall(
                 r"\b%s\b" % re.escape(name), text)) <= 1):
@@ -469,6 +484,8 @@ class Project:
                                           for row, how in rows]
 
     def _guarded_rows(self, path: str, locals_):
+        from devlint.engine.project.walker import _CUDA_CONTEXT, _CudaWalker
+
         text = self.text(path)
         if text is None or not _CUDA_CONTEXT.search(text):
             return None  # no platform test and no CUDA-named scope: every use runs anywhere

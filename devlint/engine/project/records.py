@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 import devlint.engine.project.callees as callees
-from devlint.engine.project.gates import _text_reason
 from devlint.engine.project.index import Project
 from devlint.engine.project.package import imports_of, package_of
 from devlint.engine.project.stage import _KEEP
@@ -33,6 +32,8 @@ def parsed_facts(path: str, text: str, tree) -> dict:
     # the module name only matters to an `__init__.py` (its re-exports), which is never a
     # module of a namespace package
     modname = pkg[1] if pkg is not None else ""
+    from devlint.engine.project.gates import _text_reason  # (not on a warm run's path)
+
     return {"own-text": _text_reason(path, text, tree),
             callees._FACT: callees.module_facts(os.path.abspath(path), modname, text, tree)}
 

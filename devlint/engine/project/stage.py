@@ -121,7 +121,7 @@ def _exemptions(results, project: Project) -> dict:
     for path, found in callees.findings(project, results, _KEEP, key_of).items():
         out.setdefault(path, Exemption()).callers = found
     # --- functions every caller of which runs on CUDA, across modules (xcallers) ---
-    from devlint.engine.project.xcallers import caller_findings
+    from devlint.engine.project.xcallers_run import caller_findings
 
     for path, found in caller_findings(project, results,
                                        lambda d, p: keep(d, out.get(p)), key_of).items():

@@ -24,58 +24,11 @@ from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
 from devlint.engine.project.package import _spans, package_of, rows_naming
 from devlint.engine.project.walker import _CudaWalker
-from devlint.engine.project.xgates import per_package
-from devlint.engine.project.xspaces import NamespaceAnswers
 from devlint.evidence import cuda_callers
 
-_NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_DEPTH = 3  # callers of callers followed, at most
 _INERT = "inert"  # a use that neither calls nor hands on (an annotation, `isinstance`)
-
-
-def caller_findings(project, results, kept, key_of=None) -> dict:
-    """{absolute path: {(start, code): Reason}} of the findings, still `kept(diag, path)` by
-    the other passes, in functions (or private methods) every call of which in the package
-    runs on CUDA only. With the stage's `key_of`, the answer of a package is stored beside the
-    other passes' (`xgates.per_package`, keyed by the package key and the places of the
-    findings left), so a warm run walks no caller; the answer for a module of a namespace
-    package (no `__init__.py` above it) is stored per file (`xspaces`)."""
-    state = _State(project)
-    left = []
-    for res in results:
-        if not res.diagnostics or not res.path.endswith(".py"):
-            continue
-        path = os.path.abspath(res.path)
-        diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
-        if diags:
-            left.append(_Left(res.path, diags))
-
-    def answer(project, path, res, deps):
-        return _file_callers(state, project, path, res.diagnostics)
-
-    stored, each_run = [], []
-    for r in left:
-        (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
-    out = per_package(project, stored, key_of, _NEVER, "xcallers", "called", answer) \
-        if stored else {}
-    spaces = NamespaceAnswers(project, key_of, state.module,
-                              lambda path, r: answer(project, path, r, {}))
-    for r in each_run:
-        path = os.path.abspath(r.path)
-        found = spaces.answer(path, r)
-        if found:
-            out[path] = found
-    spaces.save()
-    return out
-
-
-class _Left:
-    """A file's findings the other passes left (what `per_package` keys and answers)."""
-    __slots__ = ("path", "diagnostics")
-
-    def __init__(self, path, diagnostics):
-        self.path, self.diagnostics = path, diagnostics
 
 
 def _file_callers(state, project, path: str, diags) -> dict:

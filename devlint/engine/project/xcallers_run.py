@@ -1,0 +1,67 @@
+"""How the stage runs `xcallers` (the `only-called-on-cuda` principle across modules): the
+findings the other passes left, answered per package from the stored answers
+(`xgates.per_package`; `xspaces` for the modules of namespace packages) and walked by
+`xcallers` only where none holds. `xcallers` imports the walker and the file analysis
+(`analysis.descent` ...): a warm run, every answer stored, imports neither."""
+from __future__ import annotations
+
+import os
+
+from devlint.engine.project.package import package_of
+from devlint.engine.project.xgates import per_package
+from devlint.engine.project.xspaces import NamespaceAnswers
+
+_NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
+
+
+def caller_findings(project, results, kept, key_of=None) -> dict:
+    """{absolute path: {(start, code): Reason}} of the findings, still `kept(diag, path)` by
+    the other passes, in functions (or private methods) every call of which in the package
+    runs on CUDA only. With the stage's `key_of`, the answer of a package is stored beside the
+    other passes' (`xgates.per_package`, keyed by the package key and the places of the
+    findings left), so a warm run walks no caller; the answer for a module of a namespace
+    package (no `__init__.py` above it) is stored per file (`xspaces`)."""
+    left = []
+    for res in results:
+        if not res.diagnostics or not res.path.endswith(".py"):
+            continue
+        path = os.path.abspath(res.path)
+        diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
+        if diags:
+            left.append(_Left(res.path, diags))
+    state: list = []  # the run's walks (`xcallers._State`), made when an answer is computed
+
+    def walks():
+        if not state:
+            from devlint.engine.project.xcallers import _State
+
+            state.append(_State(project))
+        return state[0]
+
+    def answer(project, path, res, deps):
+        from devlint.engine.project.xcallers import _file_callers
+
+        return _file_callers(walks(), project, path, res.diagnostics)
+
+    stored, each_run = [], []
+    for r in left:
+        (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
+    out = per_package(project, stored, key_of, _NEVER, "xcallers", "called", answer) \
+        if stored else {}
+    spaces = NamespaceAnswers(project, key_of, lambda path: walks().module(path),
+                              lambda path, r: answer(project, path, r, {}))
+    for r in each_run:
+        path = os.path.abspath(r.path)
+        found = spaces.answer(path, r)
+        if found:
+            out[path] = found
+    spaces.save()
+    return out
+
+
+class _Left:
+    """A file's findings the other passes left (what `per_package` keys and answers)."""
+    __slots__ = ("path", "diagnostics")
+
+    def __init__(self, path, diagnostics):
+        self.path, self.diagnostics = path, diagnostics
