@@ -128,6 +128,7 @@ PRINCIPLES = {
     "library-gate": "devlint.evidence.library_gate",
     "imported-flag": "devlint.evidence.imported_flag",
     "cuda-choice": "devlint.evidence.cuda_choice",  # crossmod
+    "cuda-reach": "devlint.evidence.cuda_reach",  # crossmod
 }
 
 
