@@ -67,47 +67,68 @@ def _judge(walker, test):
 def _flag(walker, kind: str, name: str):
     """The Choice of a flag every value of which in the file is a CUDA test (at least one)
     or False/None, and which no other file of the package writes (an attribute); else None."""
-    tree = walker.facts.tree
+    stores, assigns = _stores(walker).get((kind, name), (0, ()))
+    if stores is None or not assigns or len(assigns) != stores:
+        return None  # a parameter, `global`, a loop, `with ... as`, `+=`, a walrus, a tuple
     first = None
-    stores = 0
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
-            stores += 1
-        elif kind == "a" and isinstance(n, ast.Attribute) and n.attr == name \
-                and isinstance(n.ctx, (ast.Store, ast.Del)):
-            stores += 1
-        elif isinstance(n, ast.arg) and n.arg == name and kind == "n":
-            return None  # a parameter: any value
-        elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names and kind == "n":
-            return None
-    if not stores:
-        return None
-    seen = 0
-    for n in ast.walk(tree):
-        if not isinstance(n, (ast.Assign, ast.AnnAssign)):
-            continue
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-        mine = [t for t in targets if _names(t, kind, name)]
-        if not mine:
-            continue
-        if len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)) \
-                or n.value is None:
-            return None  # a tuple target, a chain, a bare annotation: not judged
-        seen += 1
+    for n in assigns:
         value = n.value
         if isinstance(value, ast.Constant) and value.value in (False, None):
             continue
         on_true, _, _ = walker.tests._sides(value)
         if not on_true or _reported_test(value):
             return None
-        if first is None:
+        if first is None or n.lineno < first:
             first = n.lineno
-    if seen != stores or first is None:
-        return None  # also stored otherwise (a loop, `with ... as`, `+=`, a walrus)
+    if first is None:
+        return None
     if kind == "a" and written_elsewhere(walker, name):
         return None
     owner = "self." if kind == "a" else ""
     return Choice(owner + name, walker.facts.path, first)
+
+
+def _stores(walker) -> dict:
+    """{(kind, name): (stores, [single-target assignments])} of the walked file, "n" for
+    names and "a" for attributes (any object's); stores None where a parameter or a
+    `global` / `nonlocal` names it. One walk per file (memoized per project)."""
+    project = getattr(walker, "project", None)
+    memo = project.__dict__.setdefault("_flag_stores", {}) if project is not None \
+        else walker.__dict__.setdefault("_flag_stores", {})
+    path = walker.facts.path
+    if path in memo:
+        return memo[path]
+    counts: dict = {}
+    assigns: dict = {}
+    banned: set = set()
+    for n in ast.walk(walker.facts.tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            counts[("n", n.id)] = counts.get(("n", n.id), 0) + 1
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            counts[("a", n.attr)] = counts.get(("a", n.attr), 0) + 1
+        elif isinstance(n, ast.arg):
+            banned.add(("n", n.arg))
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            banned.update(("n", x) for x in n.names)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if len(targets) == 1 and n.value is not None:
+                t = targets[0]
+                if isinstance(t, ast.Name):
+                    assigns.setdefault(("n", t.id), []).append(n)
+                    assigns.setdefault(("a", t.id), []).append(n)  # a class attribute
+                elif isinstance(t, ast.Attribute):
+                    assigns.setdefault(("a", t.attr), []).append(n)
+    out = {}
+    for key in set(counts) | set(assigns):
+        stores = counts.get(key, 0)
+        if key[0] == "a":  # a class body's `name = ...` stores the attribute too
+            stores += counts.get(("n", key[1]), 0)
+        out[key] = (None if key in banned else stores, assigns.get(key, ()))
+    if len(memo) >= 64:
+        del memo[next(iter(memo))]
+    memo[path] = out
+    return out
 
 
 def _names(target, kind: str, name: str) -> bool:

@@ -67,6 +67,8 @@ def _reached(state, path):
             locals_ = {local for n, local in got if n == leaf}
             if p != path and locals_:
                 refs.setdefault(p, set()).update(locals_)
+        if _through_an_ancestor(project, index, modname, path):
+            return None  # `from pkg import ops`, then `ops.x.mod...`: not followed
     root, modname = names[-1]  # the outermost name: the one a dotted string spells
     top = modname.split(".")[0]
     refs = [(p, sorted(v)) for p, v in sorted(refs.items())]
@@ -203,12 +205,17 @@ def _outer(pkg):
 
 
 def _cuda_module(state, path: str, root: str):
-    """Why the module at `path` is CUDA-only: the stage's answer, or for a platform module
-    (which the stage never propagates: generic code imports it through the platform layer)
-    its own name (`platforms/cuda.py`), as the file's own rules judge it."""
+    """Why the module at `path` is CUDA-only by its name or folder: the stage's answer, or
+    for a platform module (which the stage never propagates: generic code imports it
+    through the platform layer) its own name (`platforms/cuda.py`), as its own rules judge."""
     why = state.module_reason(path, root)
-    if why or "platforms" not in path.replace(os.sep, "/").split("/")[:-1]:
-        return why
+    if why:
+        # by its name or folder only: a module CUDA-only by what it imports may import the
+        # CUDA stack at the top and still be the generic core (a runner importing a kernel
+        # plugin), which the chain would carry into every module it imports
+        return why if str(why).startswith(("its name", "in a `")) else None
+    if "platforms" not in path.replace(os.sep, "/").split("/")[:-1]:
+        return None
     from devlint.engine.project.package import _EMPTY
     from devlint.evidence.cuda_only_module import _cuda_only_reason
 
@@ -220,3 +227,21 @@ def _is_test(path: str) -> bool:
     wherever they run; they are not the product code that reaches it."""
     name = os.path.basename(path)
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _through_an_ancestor(project, index, modname: str, path: str) -> bool:
+    """Whether a file imports a package above the module's own (`from pkg import ops`, or
+    `import pkg.ops`) and names the module's leaf in its text: it may reach the module
+    through attributes, which are not followed."""
+    parts = modname.split(".")
+    leaf = parts[-1]
+    pattern = re.compile(r"\b%s\b" % re.escape(leaf))
+    for i in range(1, len(parts) - 1):
+        ancestor, child = ".".join(parts[:i]), parts[i]
+        for p, names in index.get(ancestor, {}).items():
+            if p == path or _is_test(p) or not any(n in (child, "*") for n, _ in names):
+                continue
+            text = project.text(p) or ""
+            if leaf in text and pattern.search(text):
+                return True
+    return False
