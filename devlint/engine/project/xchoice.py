@@ -67,6 +67,8 @@ def _judge(walker, test):
 def _flag(walker, kind: str, name: str):
     """The Choice of a flag every value of which in the file is a CUDA test (at least one)
     or False/None, and which no other file of the package writes (an attribute); else None."""
+    if not _may_be_chosen(walker.facts.text, name):
+        return None
     stores, assigns = _stores(walker).get((kind, name), (0, ()))
     if stores is None or not assigns or len(assigns) != stores:
         return None  # a parameter, `global`, a loop, `with ... as`, `+=`, a walrus, a tuple
@@ -86,6 +88,19 @@ def _flag(walker, kind: str, name: str):
         return None
     owner = "self." if kind == "a" else ""
     return Choice(owner + name, walker.facts.path, first)
+
+
+# what a CUDA test names (`is_cuda()`, `torch.cuda`, `"cuda"`, a compute capability)
+_CUDA_WORD = re.compile(r"(?i)cuda|sm_?\d|capabilit|hopper|blackwell|ampere|nvidia")
+
+
+def _may_be_chosen(text: str, name: str) -> bool:
+    """Whether some assignment of `name` in the text may be a CUDA test: a CUDA word within
+    the 300 characters after it (a text filter before the file is walked)."""
+    for m in re.finditer(r"\b%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(name), text):
+        if _CUDA_WORD.search(text, m.end(), m.end() + 300):
+            return True
+    return False
 
 
 def _stores(walker) -> dict:

@@ -110,6 +110,11 @@ def _cuda_reference(state, root, p, locals_, target):
     module = _cuda_module(state, p, root)
     if module:
         return p, None, f"imports it; its module is CUDA-only ({module})"
+    from devlint.engine.project.xchoice import _CUDA_WORD
+
+    text = state.project.text(p)
+    if not text or not _CUDA_WORD.search(text):
+        return None  # names nothing of CUDA: every use runs anywhere
     uses = state.uses(p, set(locals_))
     if not uses:
         return None  # imported and never used: a re-export, not followed
