@@ -17,10 +17,10 @@ BACKEND = """\
     class SLABackend:
         def forward(self, q):
             torch.cuda.synchronize()
-            return q
+            return q.to("cuda")
     """
 
-KEPT = [("pkg/layers/backends/sla.py", 6, "DL401")]
+KEPT = [("pkg/layers/backends/sla.py", 6, "DL401"), ("pkg/layers/backends/sla.py", 7, "DL101")]
 
 # the CUDA platform module alone resolves the backend, by a dotted path
 CUDA_PLATFORM = """\
@@ -69,7 +69,8 @@ def test_a_backend_only_the_cuda_platform_names_is_reached_on_cuda_only(pkg):
 def test_a_lazy_import_under_a_cuda_test_reaches_it_on_cuda_only(tmp_path):
     write_package(tmp_path, {"pkg/layers/backends/sla.py": BACKEND,
                              "pkg/layers/loader.py": LOADER}, dedent=True)
-    assert findings(tmp_path) == []
+    # the literal goes; a table API selected by a platform test stays, as under the test
+    assert [f for f in findings(tmp_path) if "sla" in f[0]] == KEPT[:1]
 
 
 @pytest.mark.parametrize("files", [
@@ -92,20 +93,19 @@ def test_a_lazy_import_under_a_cuda_test_reaches_it_on_cuda_only(tmp_path):
 ])
 def test_a_reference_that_may_run_elsewhere_keeps_the_findings(pkg, files):
     write_package(pkg, files, dedent=True)
-    assert findings(pkg) == KEPT
+    assert [f for f in findings(pkg) if "sla" in f[0]] == KEPT
 
 
 def test_a_module_without_references_keeps_its_findings(tmp_path):
     write_package(tmp_path, {"pkg/layers/backends/sla.py": BACKEND}, dedent=True)
-    assert findings(tmp_path) == KEPT
+    assert [f for f in findings(tmp_path) if "sla" in f[0]] == KEPT
 
 
 def test_top_level_code_imported_at_an_importers_import_keeps_its_findings(tmp_path):
     # the import runs when the importer is imported: the module's own top-level code with it
     write_package(tmp_path, {
         "pkg/layers/backends/sla.py": "import torch\n\nSTREAM = torch.cuda.Stream()\n\n\n"
-                                      "def run(q):\n    torch.cuda.synchronize()\n"
-                                      "    return q\n",
+                                      "def run(q):\n    return q.to('cuda')\n",
         "pkg/layers/user.py": "import torch\n\nfrom pkg.layers.backends.sla import run\n\n\n"
                               "def go(q):\n    if torch.version.cuda is not None:\n"
                               "        return run(q)\n    return q\n"})

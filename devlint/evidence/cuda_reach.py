@@ -38,7 +38,8 @@ module's top-level code runs there and keeps its findings (only its functions an
 for the guarded uses); a test module, a package `__init__.py` and a module with more than
 twelve references are not judged; a Triton kernel's module reached through a flag chosen by a
 CUDA test keeps its findings (`cuda-choice`'s limit); ruling out some platforms (`not
-is_xpu()`) or a CUDA-alike test establishes nothing, as for `only-called-on-cuda`.
+is_xpu()`) or a CUDA-alike test establishes nothing, and a table API (`torch.cuda.synchronize()`)
+reached through a platform test stays a finding, as for `only-called-on-cuda`.
 """
 from __future__ import annotations
 

@@ -38,17 +38,22 @@ def reach_findings(project, results, kept, key_of=None) -> dict:
             continue
         got = _reached(state, path)
         if got is not None:
-            why, at_import = got
+            why, at_import, by_test = got
             # imported at another module's import: the module's own top-level code runs
-            # there, whatever its functions wait for
+            # there, whatever its functions wait for; a table API selected by a platform
+            # test stays a finding, as under an in-file guard
+            used = _used_at_import(project, path) if at_import else set()
             out[path] = {(d.start, d.code): why for d in diags
-                         if not at_import or d.scope is not None}
+                         if (not at_import or d.scope is not None
+                             and d.scope.split(".")[0] not in used)
+                         and not (by_test and d.table_api)}
     return out
 
 
 def _reached(state, path):
-    """(Reason, whether an importer imports it at its own import) when every reference to
-    the module at `path` runs on CUDA only, else None."""
+    """(Reason, whether an importer imports it at its own import, whether a platform test
+    selects CUDA for a reference) when every reference to the module at `path` runs on CUDA
+    only, else None."""
     pkg = state.module(path)
     if pkg is None or "test" in os.path.basename(path):
         return None
@@ -75,7 +80,7 @@ def _reached(state, path):
     refs = [(p, v) for p, v in refs if not _is_test(p)]
     if len(refs) > _MAX_REFS:
         return None
-    first, at_import = None, False
+    first, at_import, by_test = None, False, False
     for p, locals_ in refs:
         if "*" in locals_ or os.path.basename(p) == "__init__.py":
             return None  # the module object, a star import, a re-export: not followed
@@ -83,6 +88,7 @@ def _reached(state, path):
         if ev is None:
             return None
         first = first or ev
+        by_test = by_test or ev[3]
         at_import = at_import or ev[1] is not None and _imported_at_import(
             state.project, p, modname, locals_)
     dotted = _dotted(project, root, top)
@@ -99,8 +105,8 @@ def _reached(state, path):
         if not module:
             return None  # a string the stage cannot judge, or one in generic code
         first = first or (p, row, f"names it in a dotted path; its module is CUDA-only "
-                          f"({module})")
-    return cuda_reach.reason(modname, *first), at_import
+                          f"({module})", False)
+    return cuda_reach.reason(modname, *first[:3]), at_import, by_test
 
 
 def _cuda_reference(state, root, p, locals_, target):
@@ -109,7 +115,7 @@ def _cuda_reference(state, root, p, locals_, target):
     a chosen flag, a CUDA-only scope)."""
     module = _cuda_module(state, p, root)
     if module:
-        return p, None, f"imports it; its module is CUDA-only ({module})"
+        return p, None, f"imports it; its module is CUDA-only ({module})", False
     from devlint.engine.project.xchoice import _CUDA_WORD
 
     text = state.project.text(p)
@@ -120,17 +126,18 @@ def _cuda_reference(state, root, p, locals_, target):
         return None  # imported and never used: a re-export, not followed
     from devlint.engine.project.xchoice import generic_kernel
 
-    first = None
+    first, by_test = None, False
     for row, why, _holder, _called, _node in uses:
         if not why or why == "inert":
             return None
         if isinstance(why, Choice) and generic_kernel(state.project, target):
             return None  # a Triton kernel's module: generic whoever chose it (cuda-choice)
+        by_test = by_test or why == "test"
         first = first or (p, row, "uses it only where CUDA is established ("
                           + (f"`{why.flag}` set from a CUDA test at line {why.line}"
                              if isinstance(why, Choice) else "a CUDA test" if why == "test"
                              else str(why)) + ")")
-    return first
+    return first and (*first, by_test)
 
 
 def _dotted(project, root: str, top: str) -> dict:
@@ -241,12 +248,38 @@ def _through_an_ancestor(project, index, modname: str, path: str) -> bool:
     parts = modname.split(".")
     leaf = parts[-1]
     pattern = re.compile(r"\b%s\b" % re.escape(leaf))
-    for i in range(1, len(parts) - 1):
+    for i in range(1, len(parts)):
         ancestor, child = ".".join(parts[:i]), parts[i]
+        # the module's own parent: `from parent import leaf` is a reference judged as such
+        wanted = ("*",) if i == len(parts) - 1 else (child, "*")
         for p, names in index.get(ancestor, {}).items():
-            if p == path or _is_test(p) or not any(n in (child, "*") for n, _ in names):
+            if p == path or _is_test(p) or not any(n in wanted for n, _ in names):
                 continue
             text = project.text(p) or ""
             if leaf in text and pattern.search(text):
                 return True
     return False
+
+
+def _used_at_import(project, path: str) -> set:
+    """The names the module's own top-level code reads (outside function and class bodies:
+    `DEFAULT = swap(None)` runs `swap` at import)."""
+    import ast
+
+    tree = project.tree(path)
+    if tree is None:
+        return {None}
+    names, stack = set(), list(tree.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(st.decorator_list)
+            if isinstance(st, ast.ClassDef):  # a class body runs at import (not its defs)
+                stack.extend([*st.bases, *st.body])
+            continue
+        for n in ast.iter_child_nodes(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+            else:
+                stack.append(n)
+    return names
