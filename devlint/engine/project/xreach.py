@@ -23,31 +23,64 @@ _MAX_REFS = 12  # references judged per module, at most (more: kept, the answer 
 
 def reach_findings(project, results, kept, key_of=None) -> dict:
     """{absolute path: {(start, code): Reason}} of the findings, still `kept(diag, path)` by
-    the other passes, in modules every reference to which runs on CUDA only."""
-    from devlint.engine.project.xcallers import _State
+    the other passes, in modules every reference to which runs on CUDA only. With the
+    stage's `key_of`, answers are stored as `xcallers_run` stores its own (per package,
+    `xgates.per_package`; per file for a namespace package's modules, `xspaces`): a warm run
+    imports no walker and reads no file."""
+    from devlint.engine.project.package import package_of
+    from devlint.engine.project.xcallers_run import _Left
+    from devlint.engine.project.xgates import per_package
+    from devlint.engine.project.xspaces import NamespaceAnswers
 
-    state = _State(project)
-    out = {}
+    left = []
     for res in results:
         if not res.diagnostics or not res.path.endswith(".py") \
                 or os.path.basename(res.path) == "__init__.py":
             continue
         path = os.path.abspath(res.path)
         diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
-        if not diags:
-            continue
-        got = _reached(state, path)
-        if got is not None:
-            why, at_import, by_test = got
-            # imported at another module's import: the module's own top-level code runs
-            # there, whatever its functions wait for; a table API selected by a platform
-            # test stays a finding, as under an in-file guard
-            used = _used_at_import(project, path) if at_import else set()
-            out[path] = {(d.start, d.code): why for d in diags
-                         if (not at_import or d.scope is not None
-                             and d.scope.split(".")[0] not in used)
-                         and not (by_test and d.table_api)}
+        if diags:
+            left.append(_Left(res.path, diags))
+    state: list = []
+
+    def walks():
+        if not state:
+            from devlint.engine.project.xcallers import _State
+
+            state.append(_State(project))
+        return state[0]
+
+    def answer(project, path, res, deps):
+        return _file_answer(walks(), project, path, res.diagnostics)
+
+    stored, each_run = [], []
+    for r in left:
+        (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
+    out = per_package(project, stored, key_of, _NEVER, "xreach", "reached", answer) \
+        if stored else {}
+    spaces = NamespaceAnswers(project, key_of, lambda path: walks().module(path),
+                              lambda path, r: answer(project, path, r, {}), suffix="xreach")
+    for r in each_run:
+        path = os.path.abspath(r.path)
+        found = spaces.answer(path, r)
+        if found:
+            out[path] = found
+    spaces.save()
     return out
+
+
+def _file_answer(state, project, path: str, diags) -> dict:
+    got = _reached(state, path)
+    if got is None:
+        return {}
+    why, at_import, by_test = got
+    # imported at another module's import: the module's own top-level code runs there,
+    # whatever its functions wait for; a table API selected by a platform test stays a
+    # finding, as under an in-file guard
+    used = _used_at_import(project, path) if at_import else set()
+    return {(d.start, d.code): why for d in diags
+            if (not at_import or d.scope is not None and d.scope.split(".")[0] not in used)
+            and not (by_test and d.table_api)}
 
 
 def _reached(state, path):
