@@ -127,6 +127,8 @@ PRINCIPLES = {
     "cuda-only-test": "devlint.evidence.cuda_only_test",
     "library-gate": "devlint.evidence.library_gate",
     "imported-flag": "devlint.evidence.imported_flag",
+    "cuda-choice": "devlint.evidence.cuda_choice",  # crossmod
+    "cuda-reach": "devlint.evidence.cuda_reach",  # crossmod
 }
 
 

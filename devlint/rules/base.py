@@ -45,7 +45,7 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
            "uses-cuda-value", "library-gate")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
               "dead-default", "imported-gate", "imported-guard", "launched-worker",
-              "imported-flag")
+              "imported-flag", "cuda-choice", "cuda-reach")
 # the table-API rules honour the same principles (under an established guard a table API is
 # no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant
 TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "cuda-alike-guard")))

@@ -128,6 +128,14 @@ def _exemptions(results, project: Project) -> dict:
         ex = out.setdefault(path, Exemption())
         ex.gated = {**found, **ex.gated}
     # --- end functions called on CUDA across modules ---
+    # --- modules every reference to which runs on CUDA only (xreach, crossmod) ---
+    from devlint.engine.project.xreach import reach_findings
+
+    for path, found in reach_findings(project, results,
+                                      lambda d, p: keep(d, out.get(p)), key_of).items():
+        ex = out.setdefault(path, Exemption())
+        ex.gated = {**found, **ex.gated}
+    # --- end modules reached on CUDA only ---
     return out
 
 

@@ -24,7 +24,9 @@ from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
 from devlint.engine.project.package import _spans, package_of, rows_naming
 from devlint.engine.project.walker import _CudaWalker
-from devlint.evidence import cuda_callers
+from devlint.engine.project import xchoice
+from devlint.evidence import cuda_callers, cuda_choice
+from devlint.evidence.cuda_choice import Choice
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_DEPTH = 3  # callers of callers followed, at most
@@ -93,7 +95,9 @@ class _SiteWalker(_CudaWalker):
     def polarity(self, test) -> int:
         # a test that is a finding itself (`x.is_cuda`, `device.type == "cuda"`) establishes
         # nothing: its fix sends the other accelerators to what it guards
-        return 0 if _reported_test(test) else super().polarity(test)
+        if _reported_test(test):
+            return 0
+        return super().polarity(test) or xchoice.polarity(self, test)  # cuda-choice
 
     def block(self, body, why) -> None:
         """The base walk, and in a function's block: a site in a block that always runs a
@@ -115,6 +119,9 @@ class _SiteWalker(_CudaWalker):
         return None
 
     def statement(self, stmt, why) -> None:
+        if isinstance(stmt, ast.If) and why is None and not super().polarity(stmt.test) \
+                and not _reported_test(stmt.test) and xchoice.walk_if(self, stmt):
+            return None  # `if <flag chosen by a CUDA test>:` (cuda-choice)
         if not isinstance(stmt, (*_FUNCS, ast.ClassDef)):
             return super().statement(stmt, why)
         me = None
@@ -249,6 +256,7 @@ class _State:
                 self.walks[key] = []
             else:
                 w = _SiteWalker(path, text, tree, names, skip, attrs, self.inert)
+                w.project, w.package = self.project, self.module(path)  # cuda-choice
                 try:
                     w.run()
                     self.walks[key] = w.uses
@@ -332,7 +340,7 @@ class _State:
         return found
 
     def _judge(self, sites, root, depth, stack, target):
-        first, by_test = None, False
+        first, by_test, choice = None, False, None
         for p, row, why, holder, called in sites:
             ev = None
             module = self.module_reason(p, root)
@@ -340,8 +348,11 @@ class _State:
                 ev = cuda_callers.site(p, row, f"its module is CUDA-only ({module})")
             elif why:
                 by_test = by_test or why == "test"
-                ev = cuda_callers.site(p, row, "under a test that establishes CUDA"
-                                       if why == "test" else str(why))
+                if isinstance(why, Choice):  # a flag chosen elsewhere (cuda-choice)
+                    ev, choice = xchoice.site(self.project, stack[-1][0], p, row, why, choice)
+                else:
+                    ev = cuda_callers.site(p, row, "under a test that establishes CUDA"
+                                           if why == "test" else str(why))
             else:
                 arm = self.arm(p, row)
                 if arm is not None:
@@ -349,6 +360,7 @@ class _State:
                 elif holder is not None and called:
                     pkg = self.module(p)
                     up = pkg and self.established(p, pkg[1], root, holder, depth + 1, stack)
+                    up, choice = xchoice.through(self.project, stack[-1][0], up, choice)
                     if up:
                         by_test = by_test or up[1]
                         ev = cuda_callers.site(p, row, f"in `{_name(holder)}`, itself only "
@@ -356,6 +368,8 @@ class _State:
             if ev is None:
                 return None
             first = first or ev
+        if choice is not None:  # a flag chosen elsewhere selected a site (cuda-choice)
+            return cuda_choice.reason(_name(target), first, choice), by_test
         return cuda_callers.reason(_name(target), first), by_test
 
     def _function_sites(self, path, modname, root, name, kind="f"):
@@ -367,7 +381,7 @@ class _State:
             return None  # listed in `__all__`: public API, callers outside are not seen
         top = modname.split(".")[0]
         index = project.importers(root, top)
-        if project._through_a_parent(index, modname, name, path):
+        if xchoice.through_a_parent(project, index, modname, name, path):
             return None  # `from pkg import mod; mod.name(...)`: not followed
         sites = []
         own = self.uses(path, {name}, skip=(kind, name))

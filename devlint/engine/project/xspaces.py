@@ -19,7 +19,8 @@ class NamespaceAnswers:
     files `_function_sites` reads are that package's), that package's key (`key_of`: the stat
     of each of its files) and the places of the findings left; a warm run walks no caller."""
 
-    def __init__(self, project, key_of, module_of, compute):
+    def __init__(self, project, key_of, module_of, compute, suffix="xcallers"):
+        self.suffix = suffix  # the memo's name: one per pass (`xcallers`, `xreach`)
         self.project, self.key_of = project, key_of
         self.module_of = module_of  # path -> (root, dotted module) | None
         self.compute = compute  # (path, FileResult-like) -> {(start, code): Reason}
@@ -32,7 +33,7 @@ class NamespaceAnswers:
         memo = self.project.memo_file(os.path.dirname(path), "")
         if memo is None:
             return None
-        memo = memo[:-len(".exempt.json")] + ".xcallers.json"
+        memo = memo[:-len(".exempt.json")] + f".{self.suffix}.json"
         if memo not in self.memos:
             from devlint.engine.project.store import _read_json
 
