@@ -326,13 +326,19 @@ def _collect_and_freeze() -> bool:
     return True
 
 
+# young objects (tracked allocations less deallocations since the last collection) above
+# which `_collect_file` collects: ~50-100 MB of trees and facts
+YOUNG_OBJECTS = 500_000
+
+
 def _collect_file() -> None:
-    """After a file, in a run with the collector off: its trees and facts hold cycles;
-    collecting them keeps a process's memory that of one file, not of every file it linted
-    or fixed (a check worker of torch's sources grew to 451 MB). The two young generations
-    only: what the file made (the collector being off, nothing has aged since the last
-    collection), not what was frozen or survived an earlier file."""
-    if not gc.isenabled():
+    """After a file, in a run with the collector off: trees and facts hold cycles; collecting
+    them keeps a process's memory near that of one file, not of every file it linted or
+    fixed (a check worker of torch's sources grew to 451 MB). Only once enough young objects
+    have piled up (most files make few: the vLLM check does not pay a collection per file),
+    and the two young generations only: not what was frozen or survived an earlier
+    collection."""
+    if not gc.isenabled() and gc.get_count()[0] > YOUNG_OBJECTS:
         gc.collect(1)
 
 

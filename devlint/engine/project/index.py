@@ -30,9 +30,9 @@ _TREES_KEPT = 64
 # a tree of a text longer than this is not held (CPython's tree takes ~190 bytes per
 # character: torch's 1.4 MB common_methods_invocations.py, ~250 MB): parsed again if asked
 _TREE_HELD_CHARS = 200_000
-# with the collector off (the CLI), the cyclic garbage of the parses is collected every so
-# many parses (young generations only: what was made since the last collection)
-_COLLECT_EVERY = 16
+# with the collector off (the CLI), the cyclic garbage of the parses is collected once this
+# many young objects have piled up (young generations only: made since the last collection)
+_YOUNG_OBJECTS = 500_000
 
 
 class Project:
@@ -45,7 +45,6 @@ class Project:
         self._stores: dict = {}  # package directory -> FactStore
         self._text: dict = {}  # path -> text | None
         self._tree: dict = {}  # path -> ast.Module | None
-        self._parsed = 0  # trees parsed
         self._facts: dict = {}  # path -> facts dict (from a store, or for this run only)
         self._cuda_only: dict = {}  # (path, depth-limited?) -> reason | None ("" while deciding)
         self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
@@ -118,8 +117,7 @@ class Project:
                 tree = None
             if len(trees) >= _TREES_KEPT:
                 del trees[next(iter(trees))]
-            self._parsed += 1
-            if self._parsed % _COLLECT_EVERY == 0 and not gc.isenabled():
+            if not gc.isenabled() and gc.get_count()[0] > _YOUNG_OBJECTS:
                 gc.collect(1)  # torch's sources: the main process's peak 581 -> 443 MB
             if text is not None and len(text) > _TREE_HELD_CHARS:
                 return tree  # not held: 443 -> 365 MB, the same CPU time
