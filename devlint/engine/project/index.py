@@ -32,7 +32,7 @@ _TREES_KEPT = 64
 _TREE_HELD_CHARS = 200_000
 # with the collector off (the CLI), the cyclic garbage of the parses is collected once this
 # many young objects have piled up (young generations only: made since the last collection)
-_YOUNG_OBJECTS = 500_000
+_YOUNG_OBJECTS = 200_000
 
 
 class Project:
