@@ -410,3 +410,53 @@ def test_flow_walks_match_the_whole_walks():
             want = [n for root, _, _ in flow._stores(body) for n in ast.walk(root)
                     if isinstance(n, _STORE_NODES)]
             assert got == want
+
+
+def test_libcst_reads_a_long_statement_by_its_changed_pieces(monkeypatch):
+    """Of a top-level statement longer than PIECES_ABOVE (a generated table), LibCST reads the
+    expressions holding the changes, not the statement; a piece it rejects reverts every fix
+    (DL000), as the statement would; a change outside every piece keeps the whole statement."""
+    from devlint.analysis.walk import top_rows
+    from devlint.engine import concrete
+    from devlint.engine.runner import process_source
+    from devlint.settings import Settings
+
+    rows_text = "".join(f"    dict(name='op{i}', size={i}, tags=('a', 'b', 'c')),\n"
+                        for i in range(3000))
+    table = "TABLE = [\n" + rows_text + "    dict(run=lambda x: x.to('cuda')),\n]\n"
+    assert len(table) > concrete.PIECES_ABOVE
+    source = "import torch\n\n" + table + "\n\ndef f(x):\n    return x\n"
+    asked, pieces = [], []
+    monkeypatch.setattr(concrete, "libcst_parses", lambda text: asked.append(text))
+    monkeypatch.setattr(concrete, "libcst_expression_parses", lambda p: pieces.append(p))
+    res = process_source("m.py", "python", source.encode(), Settings(), "fix", False)
+    assert res.changed and asked == [] and len(pieces) == 1
+    assert pieces[0].startswith("dict(run=lambda x: x.to(") and pieces[0].endswith("))")
+    fixed = res.new_bytes.decode()
+    assert pieces[0] in fixed and "'cuda'" not in fixed
+
+    def rejects(piece):
+        pieces.append(piece)
+        return "LibCST: no"
+
+    pieces.clear()
+    monkeypatch.setattr(concrete, "libcst_expression_parses", rejects)
+    monkeypatch.setattr(concrete, "libcst_parses", lambda text: None)
+    res = process_source("m.py", "python", source.encode(), Settings(), "fix", False)
+    assert pieces and not res.changed and res.failures[-1][0] == "DL000"
+
+    # the pieces themselves, and a change that no piece holds (the list's own brackets)
+    tree = ast.parse(source)
+    spans = concrete.statement_pieces(source, tree)
+    assert spans == sorted(spans) and all(b - a <= concrete.PIECE_CHARS for a, b in spans)
+    rows = top_rows(tree)
+    at = source.index("op7")
+    region, read = concrete.changed_pieces(source, rows, [(at, at + 3)], spans)
+    assert region == "" and read == ["dict(name='op7', size=7, tags=('a', 'b', 'c'))"]
+    at = source.index("[\n")
+    region, read = concrete.changed_pieces(source, rows, [(at, at + 1)], spans)
+    assert read == [] and region.startswith("TABLE = [")
+    ast.parse(region)
+    monkeypatch.undo()
+    assert concrete.libcst_expression_parses("dict(\n  a=1,  # note\n)") is None
+    assert concrete.libcst_expression_parses("dict(a=") is not None

@@ -137,7 +137,11 @@ def protected_header_end(text: str) -> int:
     """Offset after the lines no fix may touch or insert before: a shebang on line 1 and an
     encoding cookie on line 1 or 2 (PEP 263: it counts only there)."""
     end = 0
-    lines = text.splitlines(keepends=True)[:2]
+    # the first two lines, split off a prefix (splitting the whole file is linear in its size,
+    # and every candidate's fix asks): three lines in the prefix mean the first two are whole
+    lines = text[:4096].splitlines(keepends=True)
+    lines = (lines if len(lines) > 2 or len(text) <= 4096
+             else text.splitlines(keepends=True))[:2]
     for i, line in enumerate(lines):
         if (i == 0 and line.lstrip("\ufeff").startswith("#!")) or _COOKIE.match(line):
             end = sum(len(x) for x in lines[:i + 1])
@@ -230,12 +234,20 @@ def _unparenthesized(facts, edit: Edit) -> Edit:
 def parens_redundant(facts, start: int, end: int) -> bool:
     """Whether an expression written over `start:end` needs no parentheses of its own there:
     it stands alone as a call argument, a list element, or the value of `=` / a keyword."""
-    before = facts.text[:start].rstrip(" \t")
-    after = facts.text[end:].lstrip(" \t")
+    # the text up to the last non-blank before `start` and from the first after `end`, read
+    # in a window around them (copying the file's head and tail is linear per candidate)
+    text = facts.text
+    i, j = start, end
+    while i and text[i - 1] in " \t":
+        i -= 1
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    before = text[max(0, i - 2):i]
+    after = text[j:j + 2]
     if before.endswith("\\") or after.startswith("\\"):
         return False
     opens = before.endswith(_OPEN_BEFORE) or (
-        before.endswith("=") and len(before) > 1 and (before[-2].isalnum()
+        before.endswith("=") and i > 1 and (before[-2].isalnum()
                                                        or before[-2] in " _)]"))
     return opens and (not after or after.startswith(_CLOSE_AFTER))
 

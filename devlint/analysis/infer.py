@@ -88,7 +88,7 @@ def _from_context(facts, node, where, role) -> Expr | None:
     if dst is not None and ok(dst):
         return Expr(_as_role(f"{dst}.device", role), (),
                     f"the device of `{dst}`, the destination tensor the value is written into", False)
-    if _has_device_name(func, node):
+    if _has_device_name(facts, func, node):
         if role == "device-type":
             return None
         return Expr("device", (), "the `device` in scope", False)
@@ -145,16 +145,38 @@ def _params(func) -> list[str]:
     return names
 
 
-def _has_device_name(func, node) -> bool:
+def _has_device_name(facts, func, node) -> bool:
     if "device" in _params(func):
         return True
-    line = node.lineno
-    for n in ast.walk(func):
-        if isinstance(n, ast.Name) and n.id == "device" and isinstance(n.ctx, ast.Store) \
-                and n.lineno < line:
-            # a local assigned before the value (its own hardcoded value is flagged separately)
-            return True
-    return False
+    # a local assigned before the value (its own hardcoded value is flagged separately)
+    return any(at < node.lineno for at in _walked(facts, func).device_stores)
+
+
+class _Walked:
+    """What one walk of a function finds for the inference (the same for every value it
+    holds: walked once per function, not once per value): the callee nodes, the stores
+    (row, name as `simple_name` writes it), the rows of stores to a local `device`, and the
+    `.device` reads, in `ast.walk` order."""
+
+    __slots__ = ("calls", "stores", "device_stores", "reads")
+
+    def __init__(self, func):
+        self.calls, self.stores, self.device_stores, self.reads = set(), [], [], []
+        for n in ast.walk(func):
+            if isinstance(n, ast.Call):
+                self.calls.add(id(n.func))
+            elif isinstance(n, (ast.Name, ast.Attribute)):
+                if isinstance(n.ctx, ast.Store):
+                    self.stores.append((n.lineno, simple_name(n)))
+                    if isinstance(n, ast.Name) and n.id == "device":
+                        self.device_stores.append(n.lineno)
+                elif isinstance(n, ast.Attribute) and n.attr == "device" \
+                        and isinstance(n.ctx, ast.Load):
+                    self.reads.append(n)
+
+
+def _walked(facts, func) -> _Walked:
+    return facts.memo(("infer-walk", id(func)), lambda: _Walked(func))
 
 
 class _Usable:
@@ -221,34 +243,32 @@ def _device_read(facts, func, node, ok=lambda name: True) -> str | None:
     """`x` of the first `x.device` the function reads (x a plain name or self.attr) that can
     stand where `node` is (`ok`)."""
     best = None
-    calls = {id(c.func) for c in ast.walk(func) if isinstance(c, ast.Call)}
-    stores = [(n.lineno, simple_name(n)) for n in ast.walk(func)
-              if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store)]
+    walked = _walked(facts, func)
+    calls, stores = walked.calls, walked.stores
 
     def rebound(name, line):  # stored between the read and `node`: its device may differ there
         return any(line <= at < node.lineno and (s == name or name.startswith(f"{s}."))
                    for at, s in stores if s)
 
-    for n in ast.walk(func):
-        if isinstance(n, ast.Attribute) and n.attr == "device" and isinstance(n.ctx, ast.Load):
-            if id(n) in calls:
-                continue  # `torch.device(...)` constructs a device, it reads none
-            v = n.value
-            if isinstance(v, ast.Name) and v.id in facts.aliases:
-                continue  # a module (`torch.device`), not a tensor
-            if isinstance(v, ast.Name) and v.id != "self":
-                if not ok(v.id) or rebound(v.id, n.lineno):
-                    continue
-                key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
-                if best is None or key < best[0]:
-                    best = (key, v.id)
-            elif isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) \
-                    and v.value.id == "self":
-                if not ok(f"self.{v.attr}") or rebound(f"self.{v.attr}", n.lineno):
-                    continue
-                key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
-                if best is None or key < best[0]:
-                    best = (key, f"self.{v.attr}")
+    for n in walked.reads:
+        if id(n) in calls:
+            continue  # `torch.device(...)` constructs a device, it reads none
+        v = n.value
+        if isinstance(v, ast.Name) and v.id in facts.aliases:
+            continue  # a module (`torch.device`), not a tensor
+        if isinstance(v, ast.Name) and v.id != "self":
+            if not ok(v.id) or rebound(v.id, n.lineno):
+                continue
+            key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
+            if best is None or key < best[0]:
+                best = (key, v.id)
+        elif isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) \
+                and v.value.id == "self":
+            if not ok(f"self.{v.attr}") or rebound(f"self.{v.attr}", n.lineno):
+                continue
+            key = (n.lineno >= node.lineno, n.lineno, n.col_offset)
+            if best is None or key < best[0]:
+                best = (key, f"self.{v.attr}")
     return best[1] if best else None
 
 

@@ -179,13 +179,19 @@ class FileFacts:
                                      or never_runs_reason(scope, self.path)
                                      or (only_skipped_reason(scope, self.memo(
                                          "skipped-uses", lambda: skipped_uses(self.tree)),
-                                         self.path) if scope in self.tree.body else None)
+                                         self.path) if self._top_level(scope) else None)
                                      or self._twin(scope, klass)
                                      or stand_in_reason(scope, self.memo(
                                          "stand-ins", lambda: api_stand_ins(
                                              self.tree, self.statements())),
                                          self.path, klass))
         return self._scope_memo[key]
+
+    def _top_level(self, scope) -> bool:
+        """`scope in self.tree.body` by identity, through a set (`in` on the list is linear:
+        quadratic over a module of thousands of functions)."""
+        return id(scope) in self.memo(("ids", id(self.tree.body)), lambda: {
+            id(s) for s in self.tree.body})
 
     def _twin(self, scope, klass) -> str | None:
         """The deliberate CUDA twin of a generic function defined next to it (same module or
@@ -195,8 +201,7 @@ class FileFacts:
         if klass is not None and id(scope) in self.memo(("ids", id(klass.body)), lambda: {
                 id(s) for s in klass.body}):
             body = klass.body
-        elif id(scope) in self.memo(("ids", id(self.tree.body)), lambda: {
-                id(s) for s in self.tree.body}):
+        elif self._top_level(scope):
             body = self.tree.body
         else:
             return None

@@ -56,3 +56,116 @@ def changed_statements(text: str, rows, changed) -> str:
             first -= 1  # text removed at a statement's start: the one before ends there too
         touched.update(range(max(first, 0), last + 1))
     return "".join(text[bounds[k]:bounds[k + 1]] for k in sorted(touched))
+
+
+# a top-level statement longer than this (characters) is read by LibCST piece by piece: the
+# expressions holding the changes, not the statement (torch's `op_db = [...]`, 918k
+# characters, took LibCST 5 CPU s and 466 MB for a fix of one element)
+PIECES_ABOVE = 100_000
+# a piece: an expression of at most this many characters, the largest around a change
+PIECE_CHARS = 20_000
+# expressions that do not parse alone inside parentheses (a slice, a starred item, an
+# f-string's replacement field)
+_NOT_ALONE = (ast.Slice, ast.Starred, ast.FormattedValue)
+
+
+def statement_pieces(text: str, tree) -> list:
+    """Sorted (start, end) offsets of the pieces of the module's very long top-level
+    statements: the largest expressions of at most PIECE_CHARS characters, descending from
+    each such statement through what is longer (an f-string is one piece or none). Empty for
+    a module without such a statement."""
+    body = getattr(tree, "body", ())
+    if len(text) <= PIECES_ABOVE or not body:
+        return []
+    from devlint.source import Locator
+
+    loc = Locator(text)
+
+    def span(node):
+        return (loc.offset(node.lineno, node.col_offset),
+                loc.offset(node.end_lineno, node.end_col_offset))
+
+    out = []
+    for st in body:
+        s, e = span(st)
+        if e - s <= PIECES_ABOVE:
+            continue
+        todo = [st]
+        while todo:
+            node = todo.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr) and not isinstance(child, _NOT_ALONE):
+                    a, b = span(child)
+                    if b - a <= PIECE_CHARS:
+                        out.append((a, b))
+                        continue
+                    if isinstance(child, ast.JoinedStr):
+                        continue
+                todo.append(child)
+    out.sort()
+    return out
+
+
+def changed_pieces(text: str, rows, changed, pieces) -> tuple[str, list]:
+    """What LibCST reads of a fixed text: (the touched top-level statements as
+    `changed_statements` joins them, the expression pieces). A touched statement longer than
+    PIECES_ABOVE whose every change lies inside one of `pieces` (`statement_pieces` of the
+    same text) is read as those pieces instead; any other stays whole."""
+    import bisect
+
+    from devlint.source import Locator
+
+    if not pieces:
+        return changed_statements(text, rows, changed), []
+    loc = Locator(text)
+    starts = sorted({0, *(loc.line_start(r) for r in rows)})
+    bounds = starts + [len(text)]
+    by_statement: dict = {}
+    for a, b in changed:
+        first = bisect.bisect_right(starts, a) - 1
+        last = bisect.bisect_right(starts, max(a, b - 1)) - 1
+        if a == b and first > 0 and starts[first] == a:
+            first -= 1
+        for k in range(max(first, 0), last + 1):
+            by_statement.setdefault(k, []).append((a, b))
+    kept, read = [], []
+    for k in sorted(by_statement):
+        found = set() if bounds[k + 1] - bounds[k] > PIECES_ABOVE else None
+        for a, b in by_statement[k] if found is not None else ():
+            piece = _piece_around(pieces, a, b)
+            if piece is None:
+                found = None
+                break
+            found.add(piece)
+        if found:
+            read.extend(text[s:e] for s, e in sorted(found))
+        else:
+            kept.append((bounds[k], bounds[k + 1]))
+    return "".join(text[s:e] for s, e in kept), read
+
+
+def _piece_around(pieces: list, a: int, b: int):
+    """The piece holding the changed span a:b (a removal, a == b, strictly inside), or None."""
+    import bisect
+
+    i = bisect.bisect_right(pieces, (a, float("inf"))) - 1
+    if i < 0:
+        return None
+    s, e = pieces[i]
+    if (s <= a and b <= e) if a < b else (s < a < e):
+        return s, e
+    return None
+
+
+def libcst_expression_parses(piece: str) -> str | None:
+    """None when LibCST parses the expression `piece` (in parentheses: it may span lines),
+    else the error."""
+    import libcst
+
+    try:
+        libcst.parse_expression("(" + piece + "\n)")
+    except libcst.ParserSyntaxError as e:
+        return f"LibCST: {e.message} at {e.raw_line}:{e.raw_column}"
+    except Exception as e:  # LibCST can fail on input CPython accepts; report, don't crash
+        return f"LibCST: {type(e).__name__}: {e}"
+    return None

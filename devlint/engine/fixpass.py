@@ -40,7 +40,8 @@ def fix_one(res, src, kind: str, path: str, settings, unsafe: bool, lint, exempt
     # the text linted last, its diagnostics and exempt entries: the fix loop's last round
     # lints the text it ends with, which is the text reported (unless LibCST reverts it)
     # (and the first rows of its top-level statements, where it parsed)
-    last = [src.text, *prior, None] if prior is not None else [None, None, None, None]
+    # (and, for a very long statement, the spans of its pieces: `concrete.statement_pieces`)
+    last = [src.text, *prior, None, None] if prior is not None else [None] * 5
 
     def lint_once(text):
         if last[0] is not text and last[0] != text:
@@ -52,7 +53,14 @@ def fix_one(res, src, kind: str, path: str, settings, unsafe: bool, lint, exempt
             else:
                 last[1] = lint(text)
             last[0], last[2] = text, out.get("exempt", [])
-            last[3] = top_rows(out["tree"]) if out.get("tree") is not None else None
+            tree = out.get("tree")
+            last[3] = top_rows(tree) if tree is not None else None
+            if tree is not None and kind == "python":
+                from devlint.engine.concrete import statement_pieces
+
+                last[4] = statement_pieces(text, tree)
+            else:
+                last[4] = None
         return last[1]
 
     fix_lint = lint_once
@@ -63,17 +71,19 @@ def fix_one(res, src, kind: str, path: str, settings, unsafe: bool, lint, exempt
     outcome = fix_text(src.text, fix_lint, validate, unsafe)
     new_text = outcome.text
     res.failures = [(d.code, f"{d.message}: fix reverted ({err})") for d, err in outcome.failures]
-    region = new_text
+    region, pieces = new_text, []
     if new_text != src.text and kind == "python" and last[0] == new_text and last[3]:
         # LibCST reads the top-level statements the fixes changed; the others are the
-        # input's, character for character (LibCST's memory and time follow what it reads)
-        from devlint.engine.concrete import changed_statements
+        # input's, character for character (LibCST's memory and time follow what it reads);
+        # of a very long statement, the expressions holding the changes
+        from devlint.engine.concrete import changed_pieces
 
-        region = changed_statements(new_text, last[3], outcome.changed)
+        region, pieces = changed_pieces(new_text, last[3], outcome.changed, last[4])
     if new_text != src.text and kind == "python" and len(region) <= LIBCST_MAX_CHARS:
-        from devlint.engine.concrete import libcst_parses
+        from devlint.engine.concrete import libcst_expression_parses, libcst_parses
 
-        err = libcst_parses(region)
+        err = libcst_parses(region) if region or not pieces else None
+        err = err or next((e for e in map(libcst_expression_parses, pieces) if e), None)
         if err is not None and libcst_parses(src.text) is None:
             res.failures.append(("DL000", f"fixed file does not re-parse, all fixes reverted ({err})"))
             new_text = src.text

@@ -8,6 +8,7 @@ half-way through a write, and each write checks the file did not change since it
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import time
@@ -264,6 +265,7 @@ def _init_worker(settings_table) -> None:
 def _work(item):
     i, path, kind, s, mode, unsafe, expect, exempt, index = item
     res, stamp = lint_file(path, kind, _WORKER_SETTINGS[s], mode, unsafe, expect, exempt, index)
+    _collect_file()
     return i, res, stamp
 
 
@@ -299,12 +301,45 @@ def run(tasks, mode: str, unsafe: bool, jobs: int | None = None, cache=None, pro
     SIGINT/SIGTERM raise Interrupted (from the main thread); files are then either untouched
     or completely written."""
     with interruptible():
+        frozen = mode != "check" and _collect_and_freeze()
         try:
             return _run(tasks, mode, unsafe, jobs, cache, progress, exempt or {},
                         write_read_only)
         finally:
             if mode != "check":
                 _CHECKED.clear()
+            if frozen:
+                gc.unfreeze()
+
+
+def _collect_and_freeze() -> bool:
+    """Before a fix pass: collect the cyclic garbage the check pass and the project stage left
+    (the CLI runs with the collector off: on torch's sources, 2.4 M objects, the main process
+    from 571 MB to 274 MB), and freeze what is left, so that each fix worker forked from this
+    process starts from the smaller heap and can collect its own garbage after each file
+    (`_collect_file`) without walking the inherited objects. False (nothing frozen) where the
+    collector runs anyway (an API caller's process)."""
+    if gc.isenabled():
+        return False
+    gc.collect()
+    gc.freeze()
+    return True
+
+
+# young objects (tracked allocations less deallocations since the last collection) above
+# which `_collect_file` collects: ~50-100 MB of trees and facts
+YOUNG_OBJECTS = 500_000
+
+
+def _collect_file() -> None:
+    """After a file, in a run with the collector off: trees and facts hold cycles; collecting
+    them keeps a process's memory near that of one file, not of every file it linted or
+    fixed (a check worker of torch's sources grew to 451 MB). Only once enough young objects
+    have piled up (most files make few: the vLLM check does not pay a collection per file),
+    and the two young generations only: not what was frozen or survived an earlier
+    collection."""
+    if not gc.isenabled() and gc.get_count()[0] > YOUNG_OBJECTS:
+        gc.collect(1)
 
 
 def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=False):
@@ -378,6 +413,7 @@ def _run(tasks, mode, unsafe, jobs, cache, progress, exempt, write_read_only=Fal
                 path, kind, settings = tasks[i]
                 finish(i, *lint_file(path, kind, settings, mode, unsafe, expect,
                                      exemption(path), index))
+                _collect_file()
     finally:
         if cache is not None:
             cache.save()

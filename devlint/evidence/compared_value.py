@@ -28,10 +28,9 @@ model, a tensor factory, a config that builds devices) stays a finding.
 from __future__ import annotations
 
 import ast
-import os
 
 from devlint.evidence import Reason
-from devlint.evidence.vocabulary import is_test_path
+from devlint.evidence.vocabulary import in_test_file
 
 _RECORDS = {"argparse.Namespace", "types.SimpleNamespace", "dict"}
 
@@ -39,7 +38,7 @@ _RECORDS = {"argparse.Namespace", "types.SimpleNamespace", "dict"}
 def compared_value_reason(facts, node) -> Reason | None:
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return None
-    if not is_test_path(os.path.abspath(facts.path).replace(os.sep, "/").split("/")):
+    if not in_test_file(facts):
         return None
     kw = facts.get_parent(node)
     call = facts.get_parent(kw) if isinstance(kw, ast.keyword) else None
@@ -111,7 +110,7 @@ def resolved_device_reason(facts, node) -> Reason | None:
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) and not (
             isinstance(node, ast.Call) and (facts.qualname(node.func) or "") == "torch.device"):
         return None
-    if not is_test_path(os.path.abspath(facts.path).replace(os.sep, "/").split("/")):
+    if not in_test_file(facts):
         return None
     w = facts.where_of(node)
     fn = w.function if w is not None else None

@@ -31,17 +31,16 @@ bound to one in the same function; not a mode chosen by a condition
 from __future__ import annotations
 
 import ast
-import os
 
 from devlint.evidence import Reason
-from devlint.evidence.vocabulary import is_test_path
+from devlint.evidence.vocabulary import in_test_file
 
 _FAKES = {"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock"}
 _METADATA = {"dtype", "shape", "ndim"}
 
 
 def fake_tensor_reason(facts, node) -> Reason | None:
-    if not is_test_path(os.path.abspath(facts.path).replace(os.sep, "/").split("/")):
+    if not in_test_file(facts):
         return None
     expr = node
     p = facts.get_parent(expr)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
+from devlint.evidence.vocabulary import absolute_parts
+
 # the principles whose exemption a project's rule outranks
 OUTRANKED = frozenset({"cuda-guard", "cuda-alike-guard", "platform-ladder", "redundant-seed"})
 
@@ -42,7 +44,7 @@ def policy_profile(facts) -> str | None:
     requested = getattr(facts.settings, "profile", "auto")
     if requested != "auto":
         return facts.profile
-    parts = os.path.abspath(facts.path).replace(os.sep, "/").split("/")
+    parts = absolute_parts(facts)
     return facts.profile if facts.profile in parts[:-1] else None
 
 

@@ -64,7 +64,7 @@ def _floor(settings, profile: str | None) -> tuple[int, int] | None:
 
 def version_fallback_reason(facts, node) -> Reason | None:
     """The reason `node` stands in the dead fallback of a `hasattr(torch, ...)` test."""
-    if "hasattr" not in facts.text:
+    if not facts.memo("version-fallback-text", lambda: "hasattr" in facts.text):
         return None
     cur, par = node, facts.get_parent(node)
     while par is not None:

@@ -49,6 +49,19 @@ def is_test_path(parts) -> bool:
     return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
 
 
+def absolute_parts(facts) -> list:
+    """The parts of the file's absolute path (`/` separated), computed once per file: every
+    candidate's evidence asks (`os.path.abspath` per candidate was a few percent of a large
+    file's lint). Callers only read the list."""
+    return facts.memo("absolute-parts", lambda: os.path.abspath(facts.path).replace(
+        os.sep, "/").split("/"))
+
+
+def in_test_file(facts) -> bool:
+    """`is_test_path` of the file's absolute path, once per file."""
+    return facts.memo("in-test-file", lambda: is_test_path(absolute_parts(facts)))
+
+
 _AVAILABILITY_PREFIXES = ("has_", "is_", "supports", "check_", "get_", "set_")
 
 
