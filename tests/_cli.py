@@ -29,3 +29,15 @@ def write_package(root, files: dict, dedent: bool = False, namespace=()):
             if os.path.relpath(d, root).replace(os.sep, "/") not in namespace:
                 (d / "__init__.py").touch()
         p.write_text(textwrap.dedent(text) if dedent else text)
+
+
+def package_findings(root, target: str = "pkg", profile: str = "torch"):
+    """Sorted (filename, row, code) of `devlint check --no-cache --profile PROFILE TARGET`
+    in `root`, filenames `/`-separated."""
+    import json
+
+    r = run("check", "--output-format", "json", "--no-cache", "--profile", profile, target,
+            cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
+                  for f in json.loads(r.stdout))

@@ -4,12 +4,11 @@ walk of `xcallers`), through real `devlint check` runs over small packages. Each
 is paired with the nearest form that stays a finding."""
 from __future__ import annotations
 
-import json
 import os
 import textwrap
 
 import pytest
-from _cli import run, write_package
+from _cli import package_findings, run, write_package
 
 KERNEL = """\
     def fill(seq_lens, pool):
@@ -67,11 +66,7 @@ RUNNER = """\
 
 
 def findings(root):
-    r = run("check", "--output-format", "json", "--no-cache", "--profile", "torch", "pkg",
-            cwd=root)
-    assert r.returncode in (0, 1), r.stderr
-    return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
-                  for f in json.loads(r.stdout))
+    return package_findings(root)
 
 
 @pytest.fixture

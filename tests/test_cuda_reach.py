@@ -4,11 +4,10 @@
 that stays a finding."""
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
-from _cli import run, write_package
+from _cli import package_findings, run, write_package
 
 BACKEND = """\
     import torch
@@ -45,11 +44,7 @@ LOADER = """\
 
 
 def findings(root):
-    r = run("check", "--output-format", "json", "--no-cache", "--profile", "torch", "pkg",
-            cwd=root)
-    assert r.returncode in (0, 1), r.stderr
-    return sorted((f["filename"].replace(os.sep, "/"), f["location"]["row"], f["code"])
-                  for f in json.loads(r.stdout))
+    return package_findings(root)
 
 
 @pytest.fixture

@@ -21,9 +21,24 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
     other passes' (`xgates.per_package`, keyed by the package key and the places of the
     findings left), so a warm run walks no caller; the answer for a module of a namespace
     package (no `__init__.py` above it) is stored per file (`xspaces`)."""
+    def answer(state, project, path, res):
+        from devlint.engine.project.xcallers import _file_callers
+
+        return _file_callers(state, project, path, res.diagnostics)
+
+    return stored_answers(project, results, kept, key_of, "xcallers", "called", answer)
+
+
+def stored_answers(project, results, kept, key_of, name: str, field: str, file_answer,
+                   skip=None, suffix: str | None = None) -> dict:
+    """The driver `caller_findings` and `xreach.reach_findings` share: the findings of each
+    file still `kept(diag, path)` (and not `skip(path)`), answered by `file_answer(state,
+    project, path, left)` with one `xcallers._State` made for the run when an answer is
+    computed; stored per package under `name`/`field` (`xgates.per_package`) and, for a
+    namespace package's modules, per file (`xspaces`, its store named by `suffix`)."""
     left = []
     for res in results:
-        if not res.diagnostics or not res.path.endswith(".py"):
+        if not res.diagnostics or not res.path.endswith(".py") or (skip and skip(res.path)):
             continue
         path = os.path.abspath(res.path)
         diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
@@ -39,17 +54,16 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
         return state[0]
 
     def answer(project, path, res, deps):
-        from devlint.engine.project.xcallers import _file_callers
-
-        return _file_callers(walks(), project, path, res.diagnostics)
+        return file_answer(walks(), project, path, res)
 
     stored, each_run = [], []
     for r in left:
         (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
-    out = per_package(project, stored, key_of, _NEVER, "xcallers", "called", answer) \
+    out = per_package(project, stored, key_of, _NEVER, name, field, answer) \
         if stored else {}
+    extra = {"suffix": suffix} if suffix else {}
     spaces = NamespaceAnswers(project, key_of, lambda path: walks().module(path),
-                              lambda path, r: answer(project, path, r, {}))
+                              lambda path, r: answer(project, path, r, {}), **extra)
     for r in each_run:
         path = os.path.abspath(r.path)
         found = spaces.answer(path, r)
@@ -57,7 +71,6 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
             out[path] = found
     spaces.save()
     return out
-
 
 class _Left:
     """A file's findings the other passes left (what `per_package` keys and answers)."""

@@ -17,7 +17,6 @@ import re
 from devlint.evidence import cuda_reach
 from devlint.evidence.cuda_choice import Choice
 
-_NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
 _MAX_REFS = 12  # references judged per module, at most (more: kept, the answer costs)
 
 
@@ -27,46 +26,12 @@ def reach_findings(project, results, kept, key_of=None) -> dict:
     stage's `key_of`, answers are stored as `xcallers_run` stores its own (per package,
     `xgates.per_package`; per file for a namespace package's modules, `xspaces`): a warm run
     imports no walker and reads no file."""
-    from devlint.engine.project.package import package_of
-    from devlint.engine.project.xcallers_run import _Left
-    from devlint.engine.project.xgates import per_package
-    from devlint.engine.project.xspaces import NamespaceAnswers
+    from devlint.engine.project.xcallers_run import stored_answers
 
-    left = []
-    for res in results:
-        if not res.diagnostics or not res.path.endswith(".py") \
-                or os.path.basename(res.path) == "__init__.py":
-            continue
-        path = os.path.abspath(res.path)
-        diags = [d for d in res.diagnostics if d.code not in _NEVER and kept(d, path)]
-        if diags:
-            left.append(_Left(res.path, diags))
-    state: list = []
-
-    def walks():
-        if not state:
-            from devlint.engine.project.xcallers import _State
-
-            state.append(_State(project))
-        return state[0]
-
-    def answer(project, path, res, deps):
-        return _file_answer(walks(), project, path, res.diagnostics)
-
-    stored, each_run = [], []
-    for r in left:
-        (stored if key_of is not None and package_of(r.path) is not None else each_run).append(r)
-    out = per_package(project, stored, key_of, _NEVER, "xreach", "reached", answer) \
-        if stored else {}
-    spaces = NamespaceAnswers(project, key_of, lambda path: walks().module(path),
-                              lambda path, r: answer(project, path, r, {}), suffix="xreach")
-    for r in each_run:
-        path = os.path.abspath(r.path)
-        found = spaces.answer(path, r)
-        if found:
-            out[path] = found
-    spaces.save()
-    return out
+    return stored_answers(
+        project, results, kept, key_of, "xreach", "reached",
+        lambda state, project, path, res: _file_answer(state, project, path, res.diagnostics),
+        skip=lambda path: os.path.basename(path) == "__init__.py", suffix="xreach")
 
 
 def _file_answer(state, project, path: str, diags) -> dict:
