@@ -24,7 +24,7 @@ from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
 from devlint.engine.project.package import _spans, package_of, rows_naming
 from devlint.engine.project.walker import _CudaWalker
-from devlint.engine.project import xchoice
+import devlint.engine.project.xchoice as xchoice
 from devlint.evidence import cuda_callers, cuda_choice
 from devlint.evidence.cuda_choice import Choice
 
