@@ -4,7 +4,9 @@
 that stays a finding."""
 from __future__ import annotations
 
+import json
 import os
+import time
 
 import pytest
 from _cli import package_findings, run, write_package
@@ -114,3 +116,29 @@ def test_tests_and_broad_prefixes_are_no_references(pkg):
                                                  "    SLABackend().forward(1)\n",
                         "pkg/boot.py": "PREFIX = 'pkg.layers.'\n"})
     assert [f for f in findings(pkg) if "tests/" not in f[0]] == []
+
+
+def test_a_warm_answer_sees_a_new_importer_in_the_package_above(tmp_path):
+    # the module sits in a folder without __init__.py below `outer`: its references are read
+    # from `outer`, whose files the stored answer must depend on (found in review)
+    files = {"outer/sub/inner/mod.py": 'import torch\n\n\ndef run(x):\n    return x.to("cuda")\n',
+             "outer/platforms/cuda.py": "from outer.sub.inner.mod import run\n\n\n"
+                                        "def go(x):\n    return run(x)\n"}
+    write_package(tmp_path, files, namespace=("outer/sub",))
+
+    old = time.time() - 100
+
+    def settle():  # past the racy window (answers stored), the old files' stats kept
+        for p in tmp_path.glob("outer/**/*"):
+            os.utime(p, (old, old))
+
+    def rows():
+        r = run("check", "--output-format", "json", "--profile", "torch", "outer", cwd=tmp_path)
+        assert r.returncode in (0, 1), r.stderr
+        return [(f["filename"].replace(os.sep, "/"), f["code"]) for f in json.loads(r.stdout)]
+    settle()
+    assert rows() == []  # reached only from the CUDA platform module
+    (tmp_path / "outer/generic.py").write_text(files["outer/platforms/cuda.py"])
+    settle()
+    assert rows() == [("outer/sub/inner/mod.py", "DL101")]  # warm: a generic importer now
+    assert [(f, c) for f, _, c in package_findings(tmp_path, "outer")] == rows()  # as cold

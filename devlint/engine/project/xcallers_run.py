@@ -21,7 +21,7 @@ def caller_findings(project, results, kept, key_of=None) -> dict:
     other passes' (`xgates.per_package`, keyed by the package key and the places of the
     findings left), so a warm run walks no caller; the answer for a module of a namespace
     package (no `__init__.py` above it) is stored per file (`xspaces`)."""
-    def answer(state, project, path, res):
+    def answer(state, project, path, res, deps):
         from devlint.engine.project.xcallers import _file_callers
 
         return _file_callers(state, project, path, res.diagnostics)
@@ -33,8 +33,9 @@ def stored_answers(project, results, kept, key_of, name: str, field: str, file_a
                    skip=None, suffix: str | None = None) -> dict:
     """The driver `caller_findings` and `xreach.reach_findings` share: the findings of each
     file still `kept(diag, path)` (and not `skip(path)`), answered by `file_answer(state,
-    project, path, left)` with one `xcallers._State` made for the run when an answer is
-    computed; stored per package under `name`/`field` (`xgates.per_package`) and, for a
+    project, path, left, deps)` with one `xcallers._State` made for the run when an answer is
+    computed (and `deps`, path -> stat, to fill with what else the answer read); stored per
+    package under `name`/`field` (`xgates.per_package`) and, for a
     namespace package's modules, per file (`xspaces`, its store named by `suffix`)."""
     left = []
     for res in results:
@@ -54,7 +55,7 @@ def stored_answers(project, results, kept, key_of, name: str, field: str, file_a
         return state[0]
 
     def answer(project, path, res, deps):
-        return file_answer(walks(), project, path, res)
+        return file_answer(walks(), project, path, res, deps)
 
     stored, each_run = [], []
     for r in left:

@@ -48,6 +48,7 @@ def per_package(project, results, key_of, never, suffix: str, field: str, file_a
             if pkg is not None:
                 packages.setdefault((pkg[0], pkg[1].split(".")[0]), []).append(res)
     out = {}
+    seen: dict = {}  # path -> stat, this call's: packages below one namespace share deps
     for (root, top), found in packages.items():
         h, fresh = key_of(root, top)
         h.update(json.dumps([[r.path, sorted((d.start, d.code) for d in r.diagnostics)]
@@ -57,7 +58,7 @@ def per_package(project, results, key_of, never, suffix: str, field: str, file_a
         stored = _read(memo) if memo and fresh else None
         if isinstance(stored, dict) and stored.get("key") == h.hexdigest() \
                 and isinstance(stored.get(field), dict) \
-                and _deps_unchanged(stored.get("deps", [])):
+                and _deps_unchanged(stored.get("deps", []), seen):
             for path, places in stored[field].items():
                 out[path] = {(start, code): Reason.from_dict(r) for start, code, r in places}
             continue
@@ -92,9 +93,16 @@ def _stat(path: str) -> list | None:
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
-def _deps_unchanged(deps) -> bool:
-    """The defining modules (often in another top-level package) are as they were."""
-    return all(_stat(p) == st for p, st in deps)
+def _deps_unchanged(deps, seen=None) -> bool:
+    """The defining modules (often in another top-level package) are as they were; `seen`
+    holds the stats already taken in this pass."""
+    if seen is None:
+        return all(_stat(p) == st for p, st in deps)
+    for p, st in deps:
+        now = seen[p] if p in seen else seen.setdefault(p, _stat(p))
+        if now != st:
+            return False
+    return True
 
 
 def _file_gated(project, path: str, res, deps: dict) -> dict:

@@ -30,12 +30,13 @@ def reach_findings(project, results, kept, key_of=None) -> dict:
 
     return stored_answers(
         project, results, kept, key_of, "xreach", "reached",
-        lambda state, project, path, res: _file_answer(state, project, path, res.diagnostics),
+        lambda state, project, path, res, deps: _file_answer(state, project, path,
+                                                            res.diagnostics, deps),
         skip=lambda path: os.path.basename(path) == "__init__.py", suffix="xreach")
 
 
-def _file_answer(state, project, path: str, diags) -> dict:
-    got = _reached(state, path)
+def _file_answer(state, project, path: str, diags, deps=None) -> dict:
+    got = _reached(state, path, deps)
     if got is None:
         return {}
     why, at_import, by_test = got
@@ -48,10 +49,12 @@ def _file_answer(state, project, path: str, diags) -> dict:
             and not (by_test and d.table_api)}
 
 
-def _reached(state, path):
+def _reached(state, path, deps=None):
     """(Reason, whether an importer imports it at its own import, whether a platform test
     selects CUDA for a reference) when every reference to the module at `path` runs on CUDA
-    only, else None."""
+    only, else None. Where the module is also named from a package above its own (`_outer`),
+    the stat of every file and folder of that package goes into `deps`: the answer read them,
+    and the stored answer is keyed by its own package's files only."""
     pkg = state.module(path)
     if pkg is None or "test" in os.path.basename(path):
         return None
@@ -60,6 +63,8 @@ def _reached(state, path):
         return None  # the stage's own principle answers for it
     refs = {}  # importer path -> its local names for the module or what it imports from it
     names = [pkg, *([_outer(pkg)] if _outer(pkg) else [])]
+    if deps is not None and len(names) > 1:
+        deps.update(_tree_stats(state, names[-1][0], names[-1][1].split(".")[0]))
     for root, modname in names:
         index = project.importers(root, modname.split(".")[0])
         for p, got in index.get(modname, {}).items():
@@ -196,6 +201,25 @@ def _imported_at_import(project, path: str, modname: str, locals_) -> bool:
                 for x in getattr(st, field, ()):
                     stack.extend(x.body if isinstance(x, ast.excepthandler) else [x])
     return False
+
+
+def _tree_stats(state, root: str, top: str) -> dict:
+    """{path: stat} of every folder and Python file under the package `root/top`, once per
+    run (a file added, removed or edited there changes one of them)."""
+    from devlint.engine.project.xgates import _stat
+
+    memo = state.__dict__.setdefault("_xreach_tree_stats", {})
+    key = os.path.join(root, top)
+    if key not in memo:
+        got = {}
+        for folder, dirs, files in os.walk(key):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            got[folder] = _stat(folder)
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    got[os.path.join(folder, f)] = _stat(os.path.join(folder, f))
+        memo[key] = got
+    return memo[key]
 
 
 def _outer(pkg):
