@@ -271,6 +271,14 @@ def test_values_that_never_reach_a_device(text, row, principle, evidence_row):
     ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x():\n"
      "    with FakeTensorMode():\n        def later():\n"
      "            return torch.empty(2, device='cuda')\n    later()\n", 7),
+    # a mode chosen by a condition, or a name bound to the fake mode only in another function
+    # (found in review)
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef test_x(fake):\n"
+     "    if fake:\n        mode = FakeTensorMode()\n    else:\n        mode = nullcontext()\n"
+     "    with mode:\n        w = torch.empty(2, device='cuda')\n", 10),
+    ("from torch._subclasses.fake_tensor import FakeTensorMode\n\n\ndef helper():\n"
+     "    mode = FakeTensorMode()\n    return mode\n\n\nmode = nullcontext()\nwith mode:\n"
+     "    w = torch.empty(2, device='cuda')\n", 11),
 ])
 def test_limits_of_values_that_never_reach_a_device(text, row):
     path = "pkg/mod.py" if text.startswith("def f():") else "tests/test_mod.py"

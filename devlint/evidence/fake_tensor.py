@@ -88,8 +88,7 @@ def fake_mode_reason(facts, node, api: bool = False) -> Reason | None:
     row = getattr(node, "lineno", None)
     if scope is None or row is None:
         return None
-    modes = {t.id for st in ast.walk(scope) if isinstance(st, ast.Assign)
-             and _is_fake_mode(st.value) for t in st.targets if isinstance(t, ast.Name)}
+    modes = _mode_names(scope)
     for st in ast.walk(scope):
         if not isinstance(st, (ast.With, ast.AsyncWith)) or not st.body \
                 or not st.body[0].lineno <= row <= (st.body[-1].end_lineno or st.lineno):
@@ -100,6 +99,24 @@ def fake_mode_reason(facts, node, api: bool = False) -> Reason | None:
             return Reason("fake-tensor", "a device value inside `with FakeTensorMode():`, where "
                           "every tensor is a fake one (metadata only)", facts.path, st.lineno)
     return None
+
+
+def _mode_names(scope) -> set:
+    """Names bound to `FakeTensorMode()` by an unconditional statement of the scope's own body
+    and bound nowhere else in it (not by an `if`/`else` choice, not in a nested function)."""
+    fake: dict = {}
+    for st in getattr(scope, "body", ()):
+        if isinstance(st, ast.Assign) and _is_fake_mode(st.value):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    fake[t.id] = fake.get(t.id, 0) + 1
+    if not fake:
+        return set()
+    stores: dict = {}
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in fake:
+            stores[n.id] = stores.get(n.id, 0) + 1
+    return {name for name, k in fake.items() if stores.get(name) == k}
 
 
 def _same_function(scope, with_stmt, node) -> bool:
