@@ -105,3 +105,13 @@ def test_the_gate_covers_its_run_not_what_else_the_benchmark_does():
     # the gated run is all the benchmark does: the whole module is exempt
     whole = text[:text.index("def bench_bf16")] + "if __name__ == '__main__':\n    bench_fp8(8)\n"
     assert rows_of(whole) == []
+
+
+def test_a_helper_the_modules_own_code_also_calls_keeps_its_findings():
+    # found in review: `__main__` code outside the gated run shares `make` with it
+    text = ("import torch\n\n\ndef make():\n    return torch.zeros(2, device='cuda')\n\n\n"
+            "def bench_fp8():\n    if torch.cuda.get_device_capability() < (9, 0):\n"
+            "        print('skip: needs SM90')\n        return\n    make()\n\n\n"
+            "def bench_other():\n    print('other')\n\n\n"
+            "if __name__ == '__main__':\n    x = make()\n    bench_other()\n")
+    assert (5, "DL103") in rows_of(text)

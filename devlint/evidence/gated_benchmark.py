@@ -259,7 +259,8 @@ def _run_of(tree, gates):
         return gates[0], set(run), True
     outside = set()
     for st in tree.body:
-        if isinstance(st, _UNITS) and id(st) not in run:
+        # a unit outside the run, or the module's own code (`if __name__ == "__main__":`)
+        if not isinstance(st, _UNITS) or id(st) not in run:
             outside |= named(st)
     ids = set()
     for unit in run.values():
