@@ -460,3 +460,19 @@ def test_libcst_reads_a_long_statement_by_its_changed_pieces(monkeypatch):
     monkeypatch.undo()
     assert concrete.libcst_expression_parses("dict(\n  a=1,  # note\n)") is None
     assert concrete.libcst_expression_parses("dict(a=") is not None
+
+
+def test_a_subscripts_tuple_with_a_slice_is_no_piece():
+    """`(0:1, i)` does not parse alone: a long statement's fix inside `a[0:1, i]` is read from
+    an expression around it, not reverted as unparsable (found in review)."""
+    from devlint.engine.runner import process_source
+    from devlint.settings import Settings
+
+    values = ", ".join(str(i % 10) for i in range(40_000))
+    source = ("import torch\n\nx = torch.tensor([" + values + "])[0:1, torch.zeros(1, "
+              "device=\"cuda\")]\n")
+    res = process_source("m.py", "python", source.encode(), Settings(), "fix", True)
+    assert res.changed and not res.failures
+    fixed = res.new_bytes.decode()
+    assert '"cuda"' not in fixed and fixed.endswith(")]\n")
+    ast.parse(fixed)

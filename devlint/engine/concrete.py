@@ -69,6 +69,11 @@ PIECE_CHARS = 20_000
 _NOT_ALONE = (ast.Slice, ast.Starred, ast.FormattedValue)
 
 
+def _holds_a_slice(node) -> bool:
+    """A subscript's tuple with a slice in it (`a[0:1, i]`): `(0:1, i)` does not parse."""
+    return isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts)
+
+
 def statement_pieces(text: str, tree) -> list:
     """Sorted (start, end) offsets of the pieces of the module's very long top-level
     statements: the largest expressions of at most PIECE_CHARS characters, descending from
@@ -94,7 +99,8 @@ def statement_pieces(text: str, tree) -> list:
         while todo:
             node = todo.pop()
             for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr) and not isinstance(child, _NOT_ALONE):
+                if isinstance(child, ast.expr) and not isinstance(child, _NOT_ALONE) \
+                        and not _holds_a_slice(child):
                     a, b = span(child)
                     if b - a <= PIECE_CHARS:
                         out.append((a, b))
