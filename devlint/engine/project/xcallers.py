@@ -22,6 +22,7 @@ import re
 
 from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
+from devlint.engine.project.index import _TREE_HELD_CHARS
 from devlint.engine.project.package import _spans, package_of, rows_naming
 from devlint.engine.project.walker import _CudaWalker
 import devlint.engine.project.xchoice as xchoice
@@ -180,6 +181,11 @@ class _SiteWalker(_CudaWalker):
                         and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2:
                     roots.append(n.args[1])
             self._inert = {id(x) for r in roots for x in ast.walk(r)}
+            if len(self.facts.text) > _TREE_HELD_CHARS:
+                # not held, as the Project holds no such tree: it parses the text again
+                # when asked, and each new tree held here stayed (torch's 1.4 MB file: five
+                # trees, +44 MB each, the main process's peak)
+                return self._inert
             if len(self.shared) >= 16:  # each holds its tree (so that its ids stay its own)
                 del self.shared[next(iter(self.shared))]
             self.shared[id(self.facts.tree)] = (self.facts.tree, self._inert)
