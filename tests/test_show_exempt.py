@@ -319,3 +319,45 @@ def test_every_principle_recorded_for_a_rule_is_one_it_declares():
                         seen.setdefault(rule.code, set()).add(e.principle)
     # the examples exercise the principles (not a vacuous check)
     assert {"cuda-guard", "platform-ladder", "cuda-only-module"} <= set().union(*seen.values())
+
+
+TABLE_SILENCES = textwrap.dedent("""\
+    import logging
+
+    import torch
+
+    logger = logging.getLogger(__name__)
+
+
+    def report(rank):
+        logger.info(f"rank {rank} peak {torch.cuda.max_memory_allocated()}")
+
+
+    def seed(s):
+        torch.manual_seed(s)
+        torch.cuda.manual_seed(s)
+
+
+    def props():
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(0)
+    """)
+
+
+def test_the_table_rules_list_each_silence_of_their_own(tmp_path):
+    # a query only logged, a redundant seed and the test of CUDA-only code were left out
+    # without a word before: every candidate not reported is listed with its principle
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "stats.py").write_text(TABLE_SILENCES)
+    r = run("check", "--no-cache", "--show-exempt", "--exit-zero", "stats.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    _, _, rest = r.stdout.partition("\nNot reported (")
+    assert "stats.py:9:37: DL401 [print-only] the answer is only reported (an argument of " \
+           "`info(...)`)\n" in rest
+    assert "stats.py:14:5: DL404 [redundant-seed]" in rest and "(stats.py:13)\n" in rest
+    assert "stats.py:18:8: DL401 [cuda-guard] the test guards code with no device-generic " \
+           "form" in rest and "(stats.py:19)\n" in rest
+    assert "stats.py:19:16: DL401 [cuda-guard] under a test that establishes CUDA " \
+           "(stats.py:18)\n" in rest
+    assert "4 candidates not reported: listed above.\n" in rest
+    assert "All checks passed!" in r.stdout

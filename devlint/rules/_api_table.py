@@ -17,6 +17,7 @@ from devlint.analysis.model import simple_name
 from devlint.analysis.fixkit import Expr, bind_expr, in_test_module, make_fix, parens_redundant
 from devlint.profiles import get_profile
 from devlint.profiles.torch_api import best_entry, entries_by_name, profile_overrides
+from devlint.evidence import Reason
 from devlint.evidence.not_a_device import annotation_reason
 from devlint.evidence.project_policy import forbidden_call, outranks, policy_profile
 from devlint.evidence.redundant_seed import CUDA_SEEDS, redundant_seed_reason
@@ -137,20 +138,31 @@ def _table_uses(rule, facts, table, target, annotations):
                 continue  # a bare reference (saved before a monkeypatch), not a use
         if in_skip_gate(facts, node):
             continue  # DL203 reports the whole gate
-        if _is_query_test(facts, node, par, qual) or _is_reported(facts, par):
+        if _is_query_test(facts, node, par, qual):
             continue
-        if _guards_cuda_only_code(facts, par, qual) or _is_ipc_event(facts, par, qual):
+        silence = _reported_by(facts, par) or _guards_cuda_only_code(facts, par, qual)
+        if silence is not None:
+            note_exempt(facts, node, silence)
             continue
-        if qual in CUDA_SEEDS and not forbidden and _redundant_seed(facts, par):
+        if _is_ipc_event(facts, par, qual):
+            continue
+        seed = qual in CUDA_SEEDS and not forbidden and _redundant_seed(facts, par)
+        if seed:
+            note_exempt(facts, node, seed)
             continue  # `torch.manual_seed` of the same value seeds every device already
         if project is not None:
             yield qual, _noted(_project_finding(rule, facts, node, par, qual, project), suffix)
             continue
         entry = best_entry(entries, target)
         guard = _guard_of(facts, node, qual)
-        if guard and all(isinstance(st, ast.Expr) and _redundant_seed(facts, st.value)
-                         and not forbidden_call(policy_profile(facts), facts.qualname(st.value.func))
-                         for st in guard):
+        seeds = [_redundant_seed(facts, st.value) if isinstance(st, ast.Expr) else None
+                 for st in guard or ()]
+        if guard and all(seeds) and not any(
+                forbidden_call(policy_profile(facts), facts.qualname(st.value.func))
+                for st in guard):
+            note_exempt(facts, node, Reason(
+                "redundant-seed", "the test guards only CUDA seeds that `torch.manual_seed` of "
+                "the same value already sets", seeds[0].path, seeds[0].line))
             continue  # it guards only redundant seeds: nothing depends on it
         if guard is not None and entry is not None and _has_form(entry):
             # the guard of CUDA code (`if torch.cuda.is_available(): torch.cuda.empty_cache()`):
@@ -432,18 +444,19 @@ def _only_attribute_reads(facts, call, attribute) -> list:
     return reads
 
 
-def _guards_cuda_only_code(facts, call, qual) -> bool:
+def _guards_cuda_only_code(facts, call, qual):
     """`if torch.cuda.is_available(): props = torch.cuda.get_device_properties()`: the test
-    guards CUDA-only code, and rewriting it alone would run that code elsewhere."""
+    guards CUDA-only code, and rewriting it alone would run that code elsewhere (the
+    `cuda-guard` Reason, with the guarded code's first line, else None)."""
     if not qual.endswith((".is_available", ".device_count")) or not isinstance(call, ast.Call):
-        return False
+        return None
     cur = facts.get_parent(call)
     while cur is not None and not isinstance(cur, ast.stmt):
         cur = facts.get_parent(cur)
     if not isinstance(cur, ast.If):
-        return False
+        return None
     if guards_cuda_only(facts, cur.body):
-        return True
+        return _guarded_reason(facts, cur.body)
     # `if not torch.cuda.is_available(): return False` guards the rest of the block
     negated = isinstance(cur.test, ast.UnaryOp) and isinstance(cur.test.op, ast.Not) \
         and cur.test.operand is call
@@ -452,8 +465,14 @@ def _guards_cuda_only_code(facts, call, qual) -> bool:
         block = _enclosing_block(facts, cur)
         if block is not None:
             rest = block[block.index(cur) + 1:]
-            return bool(rest) and guards_cuda_only(facts, rest)
-    return False
+            if rest and guards_cuda_only(facts, rest):
+                return _guarded_reason(facts, rest)
+    return None
+
+
+def _guarded_reason(facts, body):
+    return Reason("cuda-guard", "the test guards code with no device-generic form (rewriting "
+                  "the test alone would run that code elsewhere)", facts.path, body[0].lineno)
 
 
 def _enclosing_block(facts, stmt):
@@ -535,19 +554,21 @@ _REPORTERS = {"str", "repr", "print", "format", "info", "debug", "warning", "err
               "info_once", "debug_once", "warning_once"}
 
 
-def _is_reported(facts, call) -> bool:
-    """A query whose answer is only printed or logged (environment reports, messages)."""
+def _reported_by(facts, call):
+    """A query whose answer is only printed or logged (environment reports, messages): the
+    `print-only` Reason at the call that reports it, else None."""
     if not isinstance(call, ast.Call):
-        return False
+        return None
     cur = facts.get_parent(call)
     while cur is not None and not isinstance(cur, ast.stmt):
         if isinstance(cur, ast.Call):
             f = cur.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
             if name in _REPORTERS:
-                return True
+                return Reason("print-only", f"the answer is only reported (an argument of "
+                              f"`{name}(...)`)", facts.path, cur.lineno)
         cur = facts.get_parent(cur)
-    return False
+    return None
 
 
 def _finding(rule, facts, node, par, entry, target):
