@@ -295,16 +295,20 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
 
     def _rocm_operand(self, node: ast.BoolOp, where: Where):
         """The operand of the `and` `node` that holds only on ROCm (`is_hip()`, a flag
-        derived from one: `evidence.rocm_guard`), or None (also for an `or`, or under a
-        guard)."""
-        if not isinstance(node.op, ast.And) or where.guarded:
+        derived from one: `evidence.rocm_guard`), or of the `or` that fails only there (`not
+        is_hip()`); None otherwise (also under a guard)."""
+        if where.guarded:
             return None
+        want = 1 if isinstance(node.op, ast.And) else -1
         for v in node.values:
-            if rocm_polarity(v) > 0:
+            if rocm_polarity(v) == want:
                 return v
-            if isinstance(v, (ast.Name, ast.Attribute)):
+            if isinstance(v, (ast.Name, ast.Attribute)) or (
+                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                    and isinstance(v.operand, (ast.Name, ast.Attribute))):
                 found = self.value_test(v, where.function, where.klass)
-                if found is not None and found[0] > 0 and found[1].principle == "rocm-guard":
+                if found is not None and found[0] == want \
+                        and found[1].principle == "rocm-guard":
                     return v
         return None
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 
 from devlint.evidence import Reason
-from devlint.evidence.rocm_guard import rocm_polarity, rocm_guard_reason
+from devlint.evidence.rocm_guard import rocm_guard_reason, rocm_polarity, rocm_query
 
 # `is_hip()` is `is_rocm()` under another name (sglang, older vLLM): true only on ROCm
 _ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
@@ -43,7 +43,7 @@ def alike_polarity(test) -> int:
         return 0
     func = test.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return 1 if name.lower() in _ALIKE_QUERIES and not test.args else 0
+    return 1 if (name.lower() in _ALIKE_QUERIES and not test.args) or rocm_query(test) else 0
 
 
 def alike_guard_reason(test, path: str | None, branch: str = "if") -> Reason:

@@ -17,20 +17,23 @@ tensor from a host one, and a device-generic form would change nothing on the on
 it runs on. So neither the device-literal rules (DL101-DL106), the tensor tests (DL201,
 DL202) nor the `torch.cuda` API rules (DL401-DL404) report code under such a test.
 Evidence: the test and its line: a call of `is_rocm()` or `is_hip()` (any receiver,
-`current_platform.is_rocm()`, any case, `is_ROCM()`), also as one operand of an `and`
+`current_platform.is_rocm()`, any case, `is_ROCM()`; a longer name of the same predicate,
+`is_hip_runtime()`, `is_rocm_platform()`), also as one operand of an `and`
 (`is_hip() and ok`), the else-branch of its negation (`if not is_rocm(): ... else:`), the
 rest of a block after `if not is_hip(): return` or `assert is_rocm()`; a flag assigned one,
 also through a chain of flags, each an `and` one operand of which is the previous flag
 (`_is_hip = is_hip()`, `_use_aiter = env and _is_hip`, `use_fused = _use_aiter and ok`),
 as `cuda_value` follows flags; a value made only under such a test (else None), tested.
-The other operands of an `and` with such an operand (`_is_hip and values.is_cuda`): the
-whole test holds only on ROCm, so a tensor test beside it chooses nothing elsewhere. A
+The other operands of an `and` with such an operand (`_is_hip and values.is_cuda`), or of an
+`or` with its negation (`not is_hip() or not torch.cuda.is_available()`): the whole test
+holds (or fails) only on ROCm, so what stands beside it decides nothing elsewhere. A
 test class whose set-up skips unless ROCm (`if not is_ROCM(): self.skipTest(...)`) is one
 too for its tests' bodies.
 Limits: only a test that holds ONLY on ROCm: `is_cuda_alike()` also holds on CUDA
 (`cuda-alike-guard`: the API rules only, its device literals stay reported), a negation's
 own branch (`if not _is_hip: x.cuda()`) runs everywhere else, and an `or` with another
-condition (`_is_hip or use_triton`) is no such test; an early exit counts for the rest of
+condition (`_is_hip or use_triton`) is no such test; a name that also names another
+platform or a negation (`is_rocm_or_cuda`, `is_hip_not_supported`) is no ROCm query; an early exit counts for the rest of
 its own block only. A visibility variable or a backend name under the test stays reported
 (DL301, DL501: `HIP_VISIBLE_DEVICES` is ROCm's variable, and a backend name is chosen by
 the distributed layer, not by the device type). A value that mixes a ROCm-only source with
@@ -45,17 +48,22 @@ from devlint.evidence import Reason
 
 PRINCIPLE = "rocm-guard"
 # the platform queries true only on ROCm (`is_hip()` is `is_rocm()` under another name)
-_ROCM_QUERIES = frozenset({"is_rocm", "is_hip"})
+_ROCM_PARTS = frozenset({"rocm", "hip"})
+# a part that makes `is_rocm_...` name something else than ROCm alone
+_NOT_ALONE = frozenset({"or", "not", "non", "no", "cuda", "nvidia", "xpu", "npu", "cpu", "mps",
+                        "hpu", "musa", "xla", "tpu", "mlu"})
 
 
 def rocm_query(test) -> bool:
-    """`is_rocm()`, `current_platform.is_rocm()`, `is_hip()`, `is_ROCM()`: a platform query
-    true only on ROCm."""
+    """`is_rocm()`, `current_platform.is_rocm()`, `is_hip()`, `is_ROCM()`, `is_hip_runtime()`,
+    `is_rocm_platform()`: a platform query (no argument) true only on ROCm."""
     if not isinstance(test, ast.Call) or test.args or test.keywords:
         return False
     func = test.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name.lower() in _ROCM_QUERIES
+    parts = name.lower().split("_")
+    return len(parts) >= 2 and parts[0] == "is" and parts[1] in _ROCM_PARTS \
+        and not _NOT_ALONE & set(parts)
 
 
 def rocm_polarity(test) -> int:
@@ -78,8 +86,8 @@ _TEXT = {
             "\"cuda\" and `torch.cuda` is HIP's",
     "assert": "after an assert that leaves only ROCm, where torch names the AMD GPU \"cuda\" "
               "and `torch.cuda` is HIP's",
-    "operand": "an operand of an `and` that holds only on ROCm, where a tensor on the AMD GPU "
-               "is a \"cuda\" tensor",
+    "operand": "beside a ROCm test in an `and` (or its negation in an `or`): it decides only "
+               "on ROCm, where a tensor on the AMD GPU is a \"cuda\" tensor",
     "value": "under a test of a value that exists only on ROCm (made under the test here; "
              "None or false elsewhere), where torch names the AMD GPU \"cuda\"",
 }
