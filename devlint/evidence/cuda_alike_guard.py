@@ -1,12 +1,12 @@
 """Principle: under a test for a CUDA-alike platform, the `torch.cuda` API is that platform's.
 
-`if current_platform.is_cuda_alike(): s = torch.cuda.Stream()`, `if is_rocm(): n =
-torch.cuda.get_device_properties(0).multi_processor_count`, the else-branch of `if not
+`if current_platform.is_cuda_alike(): s = torch.cuda.Stream()`, `if is_cuda_alike() and ok:
+n = torch.cuda.get_device_properties(0).multi_processor_count`, the else-branch of `if not
 is_cuda_alike(): return None`: the branch runs only on CUDA or on ROCm, and PyTorch's ROCm
 build *is* the "cuda" device type, so its `torch.cuda` module is the right API on both (the
 same reason a ROCm file is CUDA-alike, `cuda_only_module`).
-Evidence: the test (a call of `is_cuda_alike()`, `is_rocm()` or `is_hip()`, its name in sglang
-and older vLLM, also one operand of an `and`, or negated before an early exit), and its line;
+Evidence: the test (a call of `is_cuda_alike()`, also one operand of an `and`, or negated
+before an early exit; `is_rocm()` / `is_hip()` give `rocm-guard`'s reason), and its line;
 a flag assigned from one, also through a chain of flags (`_use_aiter = env and _is_hip`, then
 `use_fused = _use_aiter and ok`), is followed as `cuda_value` follows flags.
 Limits: only the `torch.cuda` API rules (DL401-DL404) honour it; a device literal, a
