@@ -24,6 +24,7 @@ from devlint.evidence.cuda_guard import (
     _alike_polarity, _is_type_checking, guard_reason, loop_exit_test,
 )
 from devlint.evidence.not_a_device import type_checking_reason
+from devlint.evidence.rocm_guard import rocm_guard_reason, rocm_polarity
 from devlint.evidence.platform_ladder import (
     exits_for_other_accelerator, ladder_reason, ladder_test_reason, other_accelerator_test,
 )
@@ -292,6 +293,25 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
         for d in (*args.defaults, *(d for d in args.kw_defaults if d is not None)):
             self.expr(d, owner, where)
 
+    def _rocm_operand(self, node: ast.BoolOp, where: Where):
+        """The operand of the `and` `node` that holds only on ROCm (`is_hip()`, a flag
+        derived from one: `evidence.rocm_guard`), or of the `or` that fails only there (`not
+        is_hip()`); None otherwise (also under a guard)."""
+        if where.guarded:
+            return None
+        want = 1 if isinstance(node.op, ast.And) else -1
+        for v in node.values:
+            if rocm_polarity(v) == want:
+                return v
+            if isinstance(v, (ast.Name, ast.Attribute)) or (
+                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                    and isinstance(v.operand, (ast.Name, ast.Attribute))):
+                found = self.value_test(v, where.function, where.klass)
+                if found is not None and found[0] == want \
+                        and found[1].principle == "rocm-guard":
+                    return v
+        return None
+
     @staticmethod
     def _guarded(where: Where, on: bool, tensor, why) -> Where:
         """`where` under a guard: the guard puts its reason (`why`) on it. A tensor's own
@@ -387,6 +407,13 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
                     p = _alike_polarity(node.test)
                     kind = "alike"
                 path = f.path
+                rocm = 0 if p or w.guarded else rocm_polarity(node.test)
+                if rocm:  # `"cuda" if is_hip() else "cpu"`: the AMD GPU's name
+                    why = rocm_guard_reason(node.test, path)
+                    stack.append((node.test, node, w))
+                    stack.append((node.body, node, self._guarded(w, rocm > 0, None, why)))
+                    stack.append((node.orelse, node, self._guarded(w, rocm < 0, None, why)))
+                    continue
                 stack.append((node.test, node, w))
                 if p > 0 and tensor is not None and _cpu_device(node.orelse):
                     # `"cuda" if t.is_cuda else "cpu"` picks a device, CUDA or the CPU: the
@@ -418,6 +445,16 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
                             stack.append((v, node, self._guarded(w, True, None, why)))
                         continue
                     w = self._guarded(w, True, None, why)
+                elif (rocm := self._rocm_operand(node, w)) is not None:
+                    # `_is_hip and values.is_cuda`: the whole test holds only on ROCm, where
+                    # a tensor on the AMD GPU is a "cuda" one (`evidence.rocm_guard`)
+                    on = self._guarded(w, True, None, rocm_guard_reason(
+                        rocm, f.path, "operand"))
+                    for v in node.values:
+                        if v is not rocm:
+                            wmap[id(v)] = on
+                        stack.append((v, node, w if v is rocm else on))
+                    continue
                 elif isinstance(node.op, ast.And) and not w.guarded:
                     # `_is_cuda and x.is_cuda and ...`: the operands after one that
                     # establishes CUDA are evaluated only on CUDA; after a tensor's own

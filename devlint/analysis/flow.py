@@ -19,6 +19,7 @@ from devlint.analysis.walk import child_statements, statements
 from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
+from devlint.evidence.rocm_guard import rocm_polarity
 
 _DEPTH = 12  # producer -> name -> parameter -> ...: how far a value is followed (a value
 # handed down a model's constructors, `Model -> Layer -> Attention`, takes two steps a level)
@@ -30,6 +31,13 @@ _BUDGET = 2000  # values a file may ask about (each memoized); beyond it nothing
 # the nodes `_assigned` answers for: every other node stores nothing
 _STORE_NODES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor,
                 ast.comprehension, ast.withitem, ast.NamedExpr, ast.Delete)
+
+
+def joined_level(found) -> str:
+    """The level of values from several sources, `found` = [(level, evidence)]: theirs where
+    they all share it ("cuda", "rocm"), else "alike" (CUDA or ROCm)."""
+    first = found[0][0]
+    return first if all(lv == first for lv, _ in found) else "alike"
 
 
 def _is_none(node) -> bool:
@@ -95,7 +103,8 @@ class ValueFlow:
     # --- producers --------------------------------------------------------------------
     def _test_level(self, test, function=False, klass=None) -> tuple[str | None, str | None]:
         """(level when true, level when false): "cuda" where the test establishes CUDA,
-        "alike" where it establishes a CUDA-alike platform (CUDA or ROCm), else None."""
+        "rocm" where it holds only on ROCm (`evidence.rocm_guard`), "alike" where it
+        establishes a CUDA-alike platform (CUDA or ROCm), else None."""
         if self._fixed_with_it(test):
             return None, None
         on_true, on_false, tensor = self._sides(test)
@@ -107,8 +116,9 @@ class ValueFlow:
             if found is not None:
                 lv = found[1][0]
                 return (lv if found[0] > 0 else None, lv if found[0] < 0 else None)
-        return ("cuda" if on_true else "alike" if alike > 0 else None,
-                "cuda" if on_false else "alike" if alike < 0 else None)
+        rocm = "rocm" if alike and rocm_polarity(test) == alike else "alike"
+        return ("cuda" if on_true else rocm if alike > 0 else None,
+                "cuda" if on_false else rocm if alike < 0 else None)
 
     def _fixed_with_it(self, test) -> bool:
         """A test that is itself a finding whose fix makes the value on any accelerator
@@ -185,8 +195,7 @@ class ValueFlow:
         visit(fn.body, None, None)
         if not ok[0] or not found:
             return None
-        level = "cuda" if all(lv == "cuda" for lv, _ in found) else "alike"
-        return level, found[0][1]
+        return joined_level(found), found[0][1]
 
     def _klass_of(self) -> dict:
         """id(method) -> its class, for the classes at module level."""
@@ -284,7 +293,7 @@ class ValueFlow:
         found = [self.producer(d) for d in defs]
         if any(x is None for x in found):
             return None
-        return ("cuda" if all(x[0] == "cuda" for x in found) else "alike", found[0][1])
+        return joined_level(found), found[0][1]
 
     # --- values -----------------------------------------------------------------------
     def value_level(self, node, function, klass, depth: int = 0):
@@ -425,7 +434,7 @@ class ValueFlow:
     def _joined(levels):
         if not levels:
             return None
-        return ("cuda" if all(lv == "cuda" for lv, _ in levels) else "alike", levels[0][1])
+        return joined_level(levels), levels[0][1]
 
     def _name_level(self, name, function, klass, depth):
         scope = function if function is not None else self.f.tree

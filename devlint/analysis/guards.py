@@ -329,7 +329,7 @@ class GuardTests:
                 if isinstance(st, ast.If) and st.body and isinstance(st.body[-1], ast.Return):
                     continue  # a `return` ends the set-up, and the test still runs
                 after = self._after_exit_guard(st, where)
-                if getattr(after.guarded, "principle", None) == "cuda-guard":
+                if getattr(after.guarded, "principle", None) in ("cuda-guard", "rocm-guard"):
                     return after.guarded, fn.name not in _CLASS_SETUPS
         return None
 

@@ -42,7 +42,9 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `version_fallback`: the CUDA fallback of `hasattr(torch, "accelerator")` where the
   project's torch floor always has the API (dead code).
 - `hip_device`: a ROCm (HIP) module's "cuda" device literals, which name the AMD GPU; a
-  function or class named for AMD's stack (its `torch.cuda` and "cuda" are ROCm's).
+  function or class named for AMD's stack (its `torch.cuda` and "cuda" are ROCm's);
+  `rocm_guard`: code under a test that holds only on ROCm (`if _is_hip:`), for the device,
+  tensor-test and API rules.
 - `load_location`: a CPU fallback only given as `torch.load`'s `map_location=` of a
   checkpoint used as a mapping.
 - `cuda_twin`: the deliberate CUDA twin of a generic helper defined next to it, a
@@ -117,6 +119,7 @@ PRINCIPLES = {
     "imported-guard": "devlint.evidence.imported_guard",
     "launched-worker": "devlint.evidence.launched_worker",
     "hip-device": "devlint.evidence.hip_device",
+    "rocm-guard": "devlint.evidence.rocm_guard",
     "load-location": "devlint.evidence.load_location",
     "host-copy": "devlint.evidence.host_copy",
     "version-fallback": "devlint.evidence.version_fallback",

@@ -1,27 +1,30 @@
 """Principle: under a test for a CUDA-alike platform, the `torch.cuda` API is that platform's.
 
-`if current_platform.is_cuda_alike(): s = torch.cuda.Stream()`, `if is_rocm(): n =
-torch.cuda.get_device_properties(0).multi_processor_count`, the else-branch of `if not
+`if current_platform.is_cuda_alike(): s = torch.cuda.Stream()`, `if is_cuda_alike() and ok:
+n = torch.cuda.get_device_properties(0).multi_processor_count`, the else-branch of `if not
 is_cuda_alike(): return None`: the branch runs only on CUDA or on ROCm, and PyTorch's ROCm
 build *is* the "cuda" device type, so its `torch.cuda` module is the right API on both (the
 same reason a ROCm file is CUDA-alike, `cuda_only_module`).
-Evidence: the test (a call of `is_cuda_alike()`, `is_rocm()` or `is_hip()`, its name in sglang
-and older vLLM, also one operand of an `and`, or negated before an early exit), and its line;
+Evidence: the test (a call of `is_cuda_alike()`, also one operand of an `and`, or negated
+before an early exit; `is_rocm()` / `is_hip()` give `rocm-guard`'s reason), and its line;
 a flag assigned from one, also through a chain of flags (`_use_aiter = env and _is_hip`, then
 `use_fused = _use_aiter and ok`), is followed as `cuda_value` follows flags.
 Limits: only the `torch.cuda` API rules (DL401-DL404) honour it; a device literal, a
 visibility variable or a backend name under the same test is still reported (the platform
-names its own: upstream vLLM fixed `CUDA_VISIBLE_DEVICES` under `if is_cuda_alike():`, and
-`device="cuda"` under `if current_platform.is_rocm():`, where the device comes from the
-platform or the tensors). A test that only
-rules some platforms out (`not is_xpu()`) is no such test. A project rule that forbids the call
-outright outranks it (`project_policy`).
+names its own: upstream vLLM fixed `CUDA_VISIBLE_DEVICES` and `device="cuda"` under `if
+is_cuda_alike():`, where the device comes from the platform or the tensors: corpus cases 055
+and 104). A test that holds only on ROCm (`is_rocm()`, `is_hip()`, a flag derived from one
+by `and`; not `is_cuda_alike()`, which holds on CUDA too) gives `rocm-guard`'s reason
+instead, which the device-literal and tensor-test rules honour as well: there "cuda" is the
+AMD GPU's name. A test that only rules some platforms out (`not is_xpu()`) is no such test.
+A project rule that forbids the call outright outranks it (`project_policy`).
 """
 from __future__ import annotations
 
 import ast
 
 from devlint.evidence import Reason
+from devlint.evidence.rocm_guard import rocm_guard_reason, rocm_polarity, rocm_query
 
 # `is_hip()` is `is_rocm()` under another name (sglang, older vLLM): true only on ROCm
 _ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
@@ -29,7 +32,7 @@ _ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
 
 def alike_polarity(test) -> int:
     """+1 where the test is true only on a CUDA-alike platform (`is_cuda_alike()`,
-    `is_rocm()`, also as one operand of `and`), -1 for its negation, 0 otherwise."""
+    `is_rocm()`, any case, also as one operand of `and`), -1 for its negation, 0 otherwise."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return -alike_polarity(test.operand)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
@@ -40,10 +43,15 @@ def alike_polarity(test) -> int:
         return 0
     func = test.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return 1 if name in _ALIKE_QUERIES and not test.args else 0
+    return 1 if (name.lower() in _ALIKE_QUERIES and not test.args) or rocm_query(test) else 0
 
 
 def alike_guard_reason(test, path: str | None, branch: str = "if") -> Reason:
+    """The Reason of a candidate under `test`: `rocm-guard`'s where the test holds only on
+    ROCm (`is_rocm()`, not `is_cuda_alike()`), else this principle's (the API rules only)."""
+    pol = rocm_polarity(test)
+    if pol and pol == alike_polarity(test):
+        return rocm_guard_reason(test, path, branch)
     text = {"if": "under a test for a CUDA-alike platform (CUDA or ROCm: torch.cuda is its API)",
             "exit": "after an early exit that leaves only a CUDA-alike platform (CUDA or ROCm: "
                     "torch.cuda is its API)",

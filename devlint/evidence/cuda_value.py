@@ -19,7 +19,7 @@ A flag works the same way for a truth test: a name or `self` attribute only ever
 test that is true only on CUDA (`self.use_fusion = _is_cuda and not disabled`), or False,
 makes `if self.use_fusion:` CUDA's; so does a chain of flags, each assigned an `and` one
 operand of which is the previous flag (`_use_aiter = get_bool_env_var(...) and _is_hip`,
-`use_fused = _use_aiter and supported`: ROCm's, `cuda-alike-guard`). An `or` establishes
+`use_fused = _use_aiter and supported`: ROCm's, `rocm-guard`). An `or` establishes
 nothing, nor does a flag stored anywhere with another value (a function's `global` store too). A producer whose every value other than None is computed under a test that establishes CUDA
 (an `if`, the else-branch of the opposite test, an early `if not is_cuda(): return None`, a
 `x if is_cuda() else None`) returns None elsewhere; a name or `self` attribute that only ever
@@ -57,19 +57,24 @@ None or nothing (`isinstance` and annotations aside, and an attribute of the cla
 some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
 `device_count()` (without a compute-capability test beside it) is none either: that test is
 itself a finding, and its fix makes the value on any accelerator, so the code that tests the
-value is fixed with it (diffusers' group offloading: cross corpus 005). A value made under `is_cuda_alike()` / `is_rocm()` exists
+value is fixed with it (diffusers' group offloading: cross corpus 005). A value made under `is_cuda_alike()` exists
 on ROCm too: it exempts the `torch.cuda` API only (as `cuda-alike-guard`), never a device
-literal. The producer's own test stays a finding where it is one.
+literal; one made only under `is_rocm()` / `is_hip()` (a flag `_is_hip`, `env and _is_hip`)
+exists on ROCm alone, where "cuda" is the AMD GPU's name (`rocm-guard`). The producer's
+own test stays a finding where it is one.
 """
 from __future__ import annotations
 
 from devlint.evidence import Reason
+from devlint.evidence.rocm_guard import rocm_guard_reason
 
 
 def value_reason(level: str, evidence, test, path: str | None) -> Reason:
     """The Reason of a candidate under `test`, a test of a value made only on CUDA ("cuda") or
     on a CUDA-alike platform ("alike") at `evidence`."""
     line = getattr(evidence, "lineno", None) or getattr(test, "lineno", None)
+    if level == "rocm":  # made only under a test that holds only on ROCm
+        return rocm_guard_reason(test, path, "value", line)
     if level == "cuda":
         return Reason("cuda-value", "under a test of a value that exists only on CUDA (made "
                       "under the CUDA test here; None or false elsewhere)", path, line)

@@ -24,7 +24,8 @@ from functools import lru_cache
 from devlint.evidence.vocabulary import absolute_parts
 
 # the principles whose exemption a project's rule outranks
-OUTRANKED = frozenset({"cuda-guard", "cuda-alike-guard", "platform-ladder", "redundant-seed"})
+OUTRANKED = frozenset({"cuda-guard", "cuda-alike-guard", "rocm-guard", "platform-ladder",
+                       "redundant-seed"})
 
 
 @lru_cache(maxsize=None)

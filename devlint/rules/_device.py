@@ -87,8 +87,7 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             return hip
     w = facts.where_of(node)
     if w is not None:
-        if guards and w.guarded and (getattr(w.guarded, "principle", None) != "cuda-alike-guard"
-                                     or _torch_cuda_api_rule(facts)):
+        if guards and w.guarded and _honoured(facts, w.guarded):
             return w.guarded
         if w.annotation and not annotations:
             return annotation_reason(node, facts.path)
@@ -115,6 +114,18 @@ def _statistic(node) -> bool:
     if isinstance(node, ast.Call):
         node = node.func
     return isinstance(node, ast.Attribute) and node.attr in STATISTICS | RESETS
+
+
+def _honoured(facts, reason) -> bool:
+    """The running rule honours the guard `reason`: every rule a CUDA guard, the `torch.cuda`
+    API rules only a CUDA-alike one, the rules that list it a ROCm-only one
+    (`evidence.rocm_guard`: not the visibility-variable and backend rules)."""
+    principle = getattr(reason, "principle", None)
+    if principle == "cuda-alike-guard":
+        return _torch_cuda_api_rule(facts)
+    if principle == "rocm-guard":
+        return principle in getattr(facts.rule, "exempt_by", ())
+    return True
 
 
 def _torch_cuda_api_rule(facts) -> bool:

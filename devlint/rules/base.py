@@ -46,11 +46,16 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
               "dead-default", "imported-gate", "imported-guard", "launched-worker",
               "imported-flag", "cuda-choice", "cuda-reach")
+# a test that holds only on ROCm (`if _is_hip:`): the device-literal, tensor-test and API rules
+# honour it ("cuda" is the AMD GPU's name there), not the visibility-variable and backend
+# rules (DL301, DL501), whose names the platform chooses
+ROCM = ("rocm-guard",)
 # the table-API rules honour the same principles (under an established guard a table API is
 # no finding either: the guard is), and a CUDA seed beside torch.manual_seed(same) is redundant
-TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "cuda-alike-guard")))
+TABLE_API = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "cuda-alike-guard")
+                                + ROCM))
 # the stream and event rule: the same, without seeds
-STREAMS = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("cuda-alike-guard",)))
+STREAMS = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("cuda-alike-guard",) + ROCM))
 
 
 class Rule:
@@ -59,7 +64,7 @@ class Rule:
     summary: ClassVar[str]  # one line, used by `devlint rule --all`
     # the principles it honours (`devlint rule` lists them; tests/test_show_exempt.py checks
     # that what --show-exempt reports for the rule's examples is among them)
-    exempt_by: ClassVar[tuple[str, ...]] = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE))
+    exempt_by: ClassVar[tuple[str, ...]] = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ROCM))
     valid: ClassVar[list[Valid]] = []
     invalid: ClassVar[list[Invalid]] = []
 

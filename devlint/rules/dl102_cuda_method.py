@@ -53,6 +53,13 @@ class CudaMethod(Rule):
 
     valid = [
         Valid("x = x.to(device)\n"),
+        # on ROCm `.cuda()` moves to the AMD GPU (rocm-guard): a ROCm-only branch, the tests
+        # of a class whose set-up skips unless ROCm
+        Valid("import torch\n\n\ndef f(x):\n    if current_platform.is_rocm():\n"
+              "        x = x.cuda()\n    return x\n"),
+        Valid('import torch\n\n\nclass TestSparse(TestCase):\n    def setUp(self):\n'
+              '        if not is_ROCM():\n            self.skipTest("hipSPARSELt path requires ROCm")\n'
+              '\n    def test_x(self):\n        a = torch.randn(4).cuda()\n'),
         Valid("from vllm.platforms import current_platform\nif current_platform.is_cuda():\n    x = x.cuda()\n"),
         # under a tensor's own CUDA test (cuda-guard): DL202 reports the test and moves the
         # body to the tensor's device with it

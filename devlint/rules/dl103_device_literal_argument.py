@@ -80,6 +80,16 @@ class DeviceLiteralArgument(Rule):
     summary = "Hardcoded CUDA device passed as an argument"
 
     valid = [
+        # under a test that holds only on ROCm, "cuda" is the AMD GPU's name (rocm-guard):
+        # a flag set from `is_hip()`, one chained from it by `and`, an early exit
+        Valid('import torch\nfrom sglang.srt.utils import is_hip\n\n_is_hip = is_hip()\n'
+              'if _is_hip:\n    ON_GFX950 = "gfx950" in '
+              'torch.cuda.get_device_properties("cuda").gcnArchName\n'),
+        Valid('import torch\n\n_use_aiter = get_bool_env_var("USE_AITER") and is_hip()\n\n\n'
+              'def scale(n):\n    if _use_aiter:\n        return torch.ones(n, device="cuda")\n'
+              '    return None\n'),
+        Valid('import torch\n\n\ndef f(n):\n    if not current_platform.is_rocm():\n'
+              '        return None\n    return torch.zeros(n, device="cuda")\n'),
         # a test gated on the CUDA toolkit version (cuda-guard, a CUDA build)
         Valid('import pytest\nimport torch\nfrom packaging import version\n'
               'TRITON_CUDA = version.parse(torch.version.cuda) > version.parse("11.4")\n\n\n'
@@ -369,6 +379,18 @@ class DeviceLiteralArgument(Rule):
                 '"""CUDA-only primitives, so on ROCm we use this."""\nimport torch\n'
                 'd = torch.accelerator.current_accelerator() if torch.accelerator.is_available() '
                 'else torch.device("cpu")\n'),
+        # the branch of a negated ROCm test runs everywhere else; an `or` with another
+        # condition holds off ROCm too (rocm-guard's limits)
+        Invalid('import torch\n\n\ndef f(n):\n    if not is_hip():\n'
+                '        return torch.zeros(n, device="cuda")\n    return None\n',
+                'import torch\n\n\ndef f(n):\n    if not is_hip():\n'
+                '        return torch.zeros(n, device=torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else "cpu")\n    return None\n'),
+        Invalid('import torch\n\n\ndef f(n, use_triton):\n    if is_hip() or use_triton:\n'
+                '        return torch.zeros(n, device="cuda")\n    return None\n',
+                'import torch\n\n\ndef f(n, use_triton):\n    if is_hip() or use_triton:\n'
+                '        return torch.zeros(n, device=torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else "cpu")\n    return None\n'),
         # a test for CUDA *or ROCm* exempts the torch.cuda API, not a device literal
         Invalid('import torch\nif current_platform.is_cuda_alike():\n'
                 '    t = torch.zeros(2, device="cuda")\n',

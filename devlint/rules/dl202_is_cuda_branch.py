@@ -17,7 +17,7 @@ from devlint.evidence.fast_path import fast_path_reason
 from devlint.evidence.host_copy import host_copy_reason
 from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
-from devlint.rules.base import IN_FILE, IN_PACKAGE, Invalid, Rule, Valid
+from devlint.rules.base import IN_FILE, IN_PACKAGE, ROCM, Invalid, Rule, Valid
 
 
 class IsCudaBranch(Rule):
@@ -61,11 +61,16 @@ class IsCudaBranch(Rule):
     """
 
     code = "DL202"
-    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",)))
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",) + ROCM))
     name = "is-cuda-branch"
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
     valid = [
+        # the whole test holds only on ROCm, where an AMD GPU tensor is a "cuda" one
+        # (rocm-guard): `is_cuda` tells a device tensor from a host one
+        Valid('from sglang.srt.utils import is_hip\n\n_is_hip = is_hip()\n\n\ndef f(x):\n'
+              '    if _is_hip and x.is_cuda:\n        return kernel(x)\n'
+              '    return ref(x.cpu())\n'),
         # it guards only a seed `torch.manual_seed` already set on every device (redundant-seed)
         Valid('import torch\n\n\ndef seed_all(seed, device):\n    torch.manual_seed(seed)\n'
               '    if device.type == "cuda":\n        torch.cuda.manual_seed(seed)\n'),
@@ -141,6 +146,11 @@ class IsCudaBranch(Rule):
               '    return image.cpu()\n'),
     ]
     invalid = [
+        # `is_cuda_alike()` holds on CUDA too: the tensor test still chooses the CPU path
+        Invalid('def f(x):\n    if is_cuda_alike() and x.is_cuda:\n        return kernel(x)\n'
+                '    return ref(x.cpu())\n',
+                'def f(x):\n    if is_cuda_alike() and x.device.type != "cpu":\n'
+                '        return kernel(x)\n    return ref(x.cpu())\n'),
         # the CUDA arm computes on the device, the other falls back to the CPU
         Invalid('import torch\n\n\ndef norm(t):\n    if t.device.type == "cuda":\n'
                 '        out = fused_norm(t)\n    else:\n        out = ref_norm(t.cpu())\n'

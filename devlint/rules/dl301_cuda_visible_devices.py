@@ -6,7 +6,7 @@ import ast
 from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.analysis.fixkit import make_fix, role_expr
 from devlint.rules._device import skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import IN_FILE, IN_PACKAGE, Invalid, Rule, Valid
 
 _ENV_FUNCS = {"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.pop",
               "os.environ.setdefault"}
@@ -57,6 +57,9 @@ class CudaVisibleDevices(Rule):
     """
 
     code = "DL301"
+    # not `rocm-guard`: under `if _is_hip:` the platform still names its own variable and
+    # backend (`HIP_VISIBLE_DEVICES` is ROCm's)
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE))
     name = "cuda-visible-devices"
     summary = "`CUDA_VISIBLE_DEVICES` set or read from Python"
 
@@ -82,6 +85,10 @@ class CudaVisibleDevices(Rule):
               'def pids():\n    return subprocess.check_output(["nvidia-smi", "-q"])\n'),
     ]
     invalid = [
+        # under a ROCm-only test too (rocm-guard does not cover it): ROCm's variable is
+        # HIP_VISIBLE_DEVICES
+        Invalid('import os\nfrom sglang.srt.utils import is_hip\n\n_is_hip = is_hip()\n'
+                'if _is_hip:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n', None),
         # a test for CUDA *or ROCm* exempts only the torch.cuda API rules (cuda-alike-guard):
         # the platform names its own visibility variable (upstream vLLM, dev corpus 055)
         Invalid('import os\nif current_platform.is_cuda_alike():\n'

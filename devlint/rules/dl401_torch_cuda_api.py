@@ -145,6 +145,11 @@ class TorchCudaApi(Rule):
         Valid("import torch\n\n\ndef gpu(available):\n"
               "    return torch.cuda.is_available() and 'CUDAExecutionProvider' in available\n"),
         Valid("import torch\ntorch.accelerator.synchronize()\n"),
+        # an operand beside the negation of a ROCm query in an `or` decides only on ROCm,
+        # and the rest of the function runs only there (rocm-guard)
+        Valid('import torch\n\n\ndef arch():\n'
+              '    if not is_hip_runtime() or not torch.cuda.is_available():\n'
+              '        return None\n    return torch.cuda.get_device_properties(0).gcnArchName\n'),
         # under a test for CUDA or ROCm, torch.cuda is that platform's API (cuda-alike-guard)
         Valid("import torch\n\n\ndef sync():\n    if current_platform.is_cuda_alike():\n"
               "        torch.cuda.synchronize()\n"),
@@ -328,6 +333,13 @@ class TorchCudaApi(Rule):
         Invalid("import torch\nif current_platform.is_cuda():\n    torch.cuda.empty_cache()\n",
                 "import torch\nif current_platform.is_cuda():\n    torch.accelerator.empty_cache()\n",
                 profile="vllm"),
+        # beside a ROCm test in an `or`, the operand decides everywhere else
+        Invalid('import torch\n\n\ndef config():\n'
+                '    if _is_hip or not torch.cuda.is_available():\n        return None\n'
+                '    return load()\n',
+                'import torch\n\n\ndef config():\n'
+                '    if _is_hip or not torch.accelerator.is_available():\n        return None\n'
+                '    return load()\n'),
         # ruling some platforms out is no test for a CUDA-alike platform
         Invalid("import torch\nif not current_platform.is_xpu():\n    torch.cuda.synchronize()\n",
                 "import torch\nif not current_platform.is_xpu():\n"

@@ -7,7 +7,7 @@ import re
 from devlint.diagnostics import Edit
 from devlint.analysis.fixkit import make_fix, role_expr
 from devlint.rules._device import skipped
-from devlint.rules.base import Invalid, Rule, Valid
+from devlint.rules.base import IN_FILE, IN_PACKAGE, Invalid, Rule, Valid
 
 _DEVICE_BACKENDS = {"nccl", "hccl", "xccl"}
 # calls that create the default (device) process group: there even "gloo" is a choice of device
@@ -65,6 +65,9 @@ class HardcodedDistBackend(Rule):
     """
 
     code = "DL501"
+    # not `rocm-guard`: under `if _is_hip:` the platform still names its own variable and
+    # backend (`HIP_VISIBLE_DEVICES` is ROCm's)
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE))
     name = "hardcoded-dist-backend"
     summary = "Hardcoded torch.distributed backend"
 
@@ -85,6 +88,15 @@ class HardcodedDistBackend(Rule):
         Valid('cfg = WeightTransferConfig(backend="nccl" if fast else "gloo")\n'),
     ]
     invalid = [
+        # a ROCm-only test does not choose the backend (rocm-guard covers device names only)
+        Invalid('import torch.distributed as dist\n\n\ndef init():\n'
+                '    if current_platform.is_rocm():\n'
+                '        dist.init_process_group(backend="nccl")\n',
+                'import torch.distributed as dist\nimport torch\n\n\ndef init():\n'
+                '    if current_platform.is_rocm():\n'
+                '        dist.init_process_group(backend=torch.distributed.'
+                'get_default_backend_for_device(torch.accelerator.current_accelerator() if '
+                'torch.accelerator.is_available() else "cpu"))\n'),
         Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n',
                 'import torch.distributed as dist\n'
                 'import torch\n'
