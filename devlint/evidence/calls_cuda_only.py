@@ -17,7 +17,15 @@ A project function cannot run without CUDA when its body, outside any `if`/`try`
 or when it is defined only under a module-level compute-capability gate
 (`if is_sm_at_least_100(): def kernel(...)`, with at most a stub that raises elsewhere), or
 when its module is CUDA-only (`cuda-only-module`, through the project stage). A class counts
-by its `__init__`.
+by its `__init__`, an autograd `Function` by its `forward`, launched as `Op.apply(...)` (or
+through a module-level alias `op = Op.apply`); an assert on a flag named for a compute
+capability (`assert _SM100_KERNELS_AVAILABLE`) is an assert of one; a nested function that
+the scope always calls (`def fwd(): ...`, then `fwd()`) runs with it; a library function
+that always calls a function it imports from a project module that cannot run without CUDA
+cannot either (the project stage reads the module with those imports as a seed, one import
+deep: `to_mxfp8_a2a_dequant` in one module calling `triton_to_mxfp8_dim0`, defined only under
+an SM100 gate in another); a requirement under a test of the function's own option that holds
+at the option's default counts for a call that keeps the default (`default_option`).
 Evidence: the callee's requirement (file:line). Applied by the project stage
 (`devlint.engine.project.callees`), which follows the caller's imports (`from pkg.k import f`,
 re-exports through a package's `__init__`, also its lazy `__getattr__` table:
@@ -314,21 +322,26 @@ def _required_stmt(st, test_module: bool) -> bool:
 
 
 def requirements(tree, text: str, path: str | None, test_module: bool = False,
-                 unless: dict | None = None) -> dict:
+                 unless: dict | None = None, seed: dict | None = None) -> dict:
     """name -> Reason for the module-level functions and classes of a module that cannot run
     without CUDA by their own code (see the module docstring), their in-module wrappers
     included (an autograd Function as `Op.apply`, and a module-level alias `op = Op.apply`).
     test_module: a test helper module, whose asserts check results (only its skips count).
     unless: gets name -> (param, position, default) of those that require CUDA only at a
-    parameter's default (`default_option`)."""
+    parameter's default (`default_option`). seed: name -> Reason of the names the module
+    imports from project modules that cannot run without CUDA (the project stage's), for its
+    wrappers of them."""
     if unless is None:
         unless = {}
-    if not mentions(text):
+    own = mentions(text)
+    if not own and not seed:
         return {}
-    found: dict = {}
+    found: dict = dict(seed or {})
     defs = {}
     for d in _defs(tree):
         defs.setdefault(d.name, []).append(d)
+    if not own:
+        return _wrappers(tree, defs, found, unless) if found else found
     gated = _gated_defs(tree, capability.module_names(tree))
     for name, gate in gated.items():
         found[name] = Reason(PRINCIPLE, f"`{name}` is defined only under a compute-capability "
@@ -372,6 +385,11 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False,
     # wrappers: functions that always call (or launch) one of those
     if not found:
         return found
+    return _wrappers(tree, defs, found, unless)
+
+
+def _wrappers(tree, defs: dict, found: dict, unless: dict) -> dict:
+    """`found` with the module's functions that always call (or launch) one of it."""
     _aliases(tree, found, unless)
     calls, callers = {}, {}
     for name, ds in defs.items():

@@ -132,6 +132,12 @@ def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: 
     if name in facts["exports"]:
         sub, orig = facts["exports"][name]
         return _requirement(project, root, sub, orig, in_tests, hops + 1, deps, unless)
+    if in_tests is not None:
+        seeded, conds = _seeded(project, path, mod, deps)
+        if name in seeded:
+            if name in conds and unless is not None:
+                unless.append(tuple(conds[name]))
+            return seeded[name]
     if not in_tests or name.startswith(vocabulary._AVAILABILITY_PREFIXES + ("_", "maybe_")):
         return None
     # the module's own reason (depth-limited: not through the modules it calls), and not its
@@ -142,6 +148,46 @@ def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: 
                       f"({why})", getattr(why, "path", None) or path,
                       getattr(why, "line", None))
     return None
+
+
+def _seeded(project, path: str, mod: str, deps) -> tuple:
+    """({name: Reason}, {name: condition}) of the functions of a project module that always
+    call a project function it imports which cannot run without CUDA (its facts read with
+    those imported requirements as a seed: `requirements(seed=)`); one import deep (the
+    imported names' own facts and re-exports), once per module and run."""
+    memo = project.__dict__.setdefault("_callees_seeded", {})
+    held = memo.get(path)
+    if held is None:
+        memo[path] = ({}, {}, {})  # in progress: an import cycle sees nothing
+        held = memo[path] = _seed(project, path, mod)
+    if deps is not None:
+        deps.update(held[2])
+    return held[0], held[1]
+
+
+def _seed(project, path: str, mod: str) -> tuple:
+    text = project.text(path) or ""
+    read: dict = {}
+    if not _IMPORTED_TOP.search(text):
+        return {}, {}, read
+    seed, conds = {}, {}
+    for local, (root, m, n) in _imports(project, path, text, {}).items():
+        cond: list = []
+        # in_tests=None: the imported name's own facts and re-exports, not seeded again
+        why = _requirement(project, root, m, n, None, 1, read, cond)
+        if why:
+            seed[local] = why
+            if cond:
+                conds[local] = cond[0]
+    if not seed:
+        return {}, {}, read
+    tree = project.tree(path)
+    if tree is None:
+        return {}, {}, read
+    unless = dict(conds)
+    found = principle.requirements(tree, text, path, _is_test(path), unless, seed)
+    return ({n: r for n, r in found.items() if n not in seed},
+            {n: list(c) for n, c in unless.items() if n not in seed}, read)
 
 
 def _defines(project, path: str, name: str) -> bool:
