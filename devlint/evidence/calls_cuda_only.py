@@ -22,8 +22,8 @@ through a module-level alias `op = Op.apply`); an assert on a flag named for a c
 capability (`assert _SM100_KERNELS_AVAILABLE`) is an assert of one; a nested function that
 the scope always calls (`def fwd(): ...`, then `fwd()`) runs with it; a library function
 that always calls a function it imports from a project module that cannot run without CUDA
-cannot either (the project stage reads the module with those imports as a seed, one import
-deep: `to_mxfp8_a2a_dequant` in one module calling `triton_to_mxfp8_dim0`, defined only under
+cannot either (for a benchmark's callee the project stage reads its module with
+those imports as a seed, one import deep: `to_mxfp8_a2a_dequant` in one module calling `triton_to_mxfp8_dim0`, defined only under
 an SM100 gate in another); a requirement under a test of the function's own option that holds
 at the option's default counts for a call that keeps the default (`default_option`).
 Evidence: the callee's requirement (file:line). Applied by the project stage

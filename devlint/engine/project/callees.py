@@ -113,11 +113,12 @@ def _module_facts(project, path: str, modname: str) -> dict:
 
 
 def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: int = 0,
-                 deps=None, unless=None):
+                 deps=None, unless=None, seeded: bool = False):
     """Why the project function `mod.name` cannot run without CUDA (a Reason), or None.
     in_tests: the caller is a test or a benchmark, for which a function of a module CUDA-only
     by its own name, folder or imports counts too. unless: a list that gets the requirement's
-    (param, position, default) where it holds only at that parameter's default."""
+    (param, position, default) where it holds only at that parameter's default. seeded: the
+    module is also read with its own imports' requirements (`_seeded`: a benchmark's callee)."""
     path = project.resolve(root, mod)
     if path is None or hops > _MAX_HOPS:
         return None
@@ -131,13 +132,13 @@ def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: 
         return Reason.from_dict(facts["cuda"][name])
     if name in facts["exports"]:
         sub, orig = facts["exports"][name]
-        return _requirement(project, root, sub, orig, in_tests, hops + 1, deps, unless)
-    if in_tests is not None:
-        seeded, conds = _seeded(project, path, mod, deps)
-        if name in seeded:
+        return _requirement(project, root, sub, orig, in_tests, hops + 1, deps, unless, seeded)
+    if seeded:  # a benchmark's callee: read with its own imports' requirements
+        found, conds = _seeded(project, path, mod, deps)
+        if name in found:
             if name in conds and unless is not None:
                 unless.append(tuple(conds[name]))
-            return seeded[name]
+            return found[name]
     if not in_tests or name.startswith(vocabulary._AVAILABILITY_PREFIXES + ("_", "maybe_")):
         return None
     # the module's own reason (depth-limited: not through the modules it calls), and not its
@@ -154,7 +155,9 @@ def _seeded(project, path: str, mod: str, deps) -> tuple:
     """({name: Reason}, {name: condition}) of the functions of a project module that always
     call a project function it imports which cannot run without CUDA (its facts read with
     those imported requirements as a seed: `requirements(seed=)`); one import deep (the
-    imported names' own facts and re-exports), once per module and run."""
+    imported names' own facts and re-exports), once per module and run, for the callees of
+    benchmarks only (a benchmark exists to run what it imports; tests have their own gates,
+    and library callers are many: their own module's facts serve them)."""
     memo = project.__dict__.setdefault("_callees_seeded", {})
     held = memo.get(path)
     if held is None:
@@ -173,13 +176,14 @@ def _seed(project, path: str, mod: str) -> tuple:
     seed, conds = {}, {}
     for local, (root, m, n) in _imports(project, path, text, {}).items():
         cond: list = []
-        # in_tests=None: the imported name's own facts and re-exports, not seeded again
+        # the imported name's own facts and re-exports, not seeded again
         why = _requirement(project, root, m, n, None, 1, read, cond)
         if why:
             seed[local] = why
             if cond:
                 conds[local] = cond[0]
-    if not seed:
+    # parsed only where the module calls one (its text names one before a call's parenthesis)
+    if not seed or not re.search(r"\b(?:%s)\s*[\[(.]" % "|".join(map(re.escape, seed)), text):
         return {}, {}, read
     tree = project.tree(path)
     if tree is None:
@@ -256,15 +260,17 @@ def _file_findings(project, path: str, res, keep, roots: dict, deps: dict) -> di
     text = project.text(path)
     if not text:
         return {}
-    in_tests = _is_test(path) or any(_BENCH.search(p) for p in path.replace(
-        os.sep, "/").split("/")[-3:])
+    bench = any(_BENCH.search(p) for p in path.replace(os.sep, "/").split("/")[-3:])
+    in_tests = _is_test(path) or bench
+    seeded = bench and not _is_test(path)
     cuda = {}  # local name -> Reason
     unless = {}  # local name -> (param, position, default): only at that default
     for local, (root, mod, name) in _imports(project, path, text, roots).items():
         for key, orig, tests in ((local, name, in_tests),  # `Op.apply`: its own facts only
-                                 (local + ".apply", name + ".apply", False)):
+                                 (local + ".apply", name + ".apply", None)):
             cond: list = []
-            why = _requirement(project, root, mod, orig, tests, deps=deps, unless=cond)
+            why = _requirement(project, root, mod, orig, tests, deps=deps, unless=cond,
+                               seeded=seeded and tests is not None)
             if why:
                 cuda[key] = why
                 if cond:
