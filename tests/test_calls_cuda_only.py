@@ -576,3 +576,41 @@ def test_lazy_exports_read_only_a_literal_table_the_getattr_reads():
     assert lazy_exports(src, "pkg.ops", ast.parse(src)) == {
         "a": ["pkg.ops.sub.mod", "a"], "b": ["pkg.other", "b"]}
     assert lazy_exports("X = {'a': 'm'}\n", "pkg", lambda: pytest.fail("parsed")) == {}
+
+
+def test_a_library_wrapper_of_an_imported_kernel_is_followed(project):
+    # `pkg/comms.py` wraps `ptx_copy`, imported from `pkg/kernels.py` (inline PTX): the
+    # benchmark calls the wrapper, two modules away from the requirement
+    write(project, {
+        "pkg/comms.py": """\
+            import torch
+            from pkg.kernels import ptx_copy
+
+
+            def all_to_all(x):
+                y = x.contiguous()
+                return ptx_copy(y)
+
+
+            def maybe_all_to_all(x, fast):
+                if fast:
+                    return ptx_copy(x)
+                return x
+            """,
+        "bench/bench_comms.py": """\
+            import torch
+            from pkg.comms import all_to_all, maybe_all_to_all
+
+
+            def bench_wrapper():
+                x = torch.ones(4, device="cuda")
+                all_to_all(x)
+
+
+            def bench_maybe():
+                x = torch.ones(4, device="cuda")
+                maybe_all_to_all(x, True)
+            """})
+    # the wrapper's benchmark is exempt; the one of a wrapper calling the kernel only under
+    # an `if` keeps its finding
+    assert findings(project, "bench") == [("bench/bench_comms.py", 11, "DL103")]

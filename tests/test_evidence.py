@@ -206,6 +206,26 @@ def test_a_stated_cuda_requirement_makes_the_module_cuda_only():
     assert facts.cuda_only is None
 
 
+def test_a_benchmark_stating_the_nvidia_hardware_it_models_is_cuda_only():
+    doc = ('"""Estimate the float8 speedup of a linear layer.\n\nThe gemm times come from a '
+           'roofline based on the peak TOPS of an\nNVIDIA H100 or B200.\n"""\n')
+    body = 'import torch\nd = torch.device("cuda")\n'
+    facts = build_facts("benchmarks/float8_roofline.py", doc + body, Settings(profile="torch"))
+    why = facts.cuda_only
+    assert (why.principle, why.location) == ("stated-requirement",
+                                             "benchmarks/float8_roofline.py:4")
+    # a library module naming the GPU, a bare model code, another vendor named beside it,
+    # a test module: none states a CUDA-only purpose
+    for path, text in (
+            ("pkg/gemm_config.py", doc),
+            ("benchmarks/bench_gemm.py", '"""Tuned on H100."""\n'),
+            ("benchmarks/bench_gemm.py", '"""Peak TOPS of an NVIDIA H100 or an AMD MI300X."""\n'),
+            ("benchmarks/bench_gemm.py", '"""NVIDIA H100 numbers; XPU numbers below."""\n'),
+            ("tests/test_roofline.py", doc)):
+        facts = build_facts(path, text + body, Settings(profile="torch"))
+        assert facts.cuda_only is None, (path, text)
+
+
 def test_an_abstract_default_is_dead_and_a_concrete_one_is_not():
     text = ("import abc\nimport torch\n\n\nclass Base(abc.ABC):\n    @abc.abstractmethod\n"
             "    def set_state(self, s, device='cuda'):\n        raise NotImplementedError\n\n"

@@ -160,3 +160,45 @@ def test_a_module_flag_gate_covers_the_tests_not_what_runs_at_collection(tmp_pat
     # still findings: what runs at collection even when every test is skipped (the helper a
     # parametrisation calls, the helper that one calls, a class body)
     assert {10, 14, 27} <= rows, rows
+
+
+MODULE_SKIPPED = """\
+    import pytest
+    import torch
+
+    from _sibling_utils import linear_skip_reason
+
+    if skip_reason := linear_skip_reason():
+        pytest.skip(skip_reason, allow_module_level=True)
+
+
+    def setup():
+        torch.cuda.set_device(0)
+        return torch.ones(1, device="cuda")
+    """
+
+MODULE_SKIPPED_PLAIN = """\
+    import pytest
+    import torch
+
+    from _sibling_utils import plain_skip_reason
+
+    if skip_reason := plain_skip_reason():
+        pytest.skip(skip_reason, allow_module_level=True)
+
+
+    def setup():
+        return torch.ones(1, device="cuda")
+    """
+
+
+def test_a_module_level_skip_on_an_imported_reason_helper_gates_the_module(tmp_path):
+    # a manual torchrun test importing its helpers from a sibling module (the script's folder
+    # is on sys.path): the module skips itself unless the helper finds SM90+
+    write_package(tmp_path, {"tests/multi/_sibling_utils.py": UTILS,
+                             "tests/multi/test_tp.py": MODULE_SKIPPED,
+                             "tests/multi/test_plain.py": MODULE_SKIPPED_PLAIN}, dedent=True)
+    found = _findings(tmp_path)
+    assert not {row for name, row, _ in found if name == "test_tp.py"}, found
+    # a helper that only asks for CUDA: the module's devices stay findings
+    assert (11, "DL103") in {(r, c) for n, r, c in found if n == "test_plain.py"}, found

@@ -67,7 +67,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
   reads the package around a file; `test_double`, `only_called_on_cuda`,
   `calls_cuda_only` (a function that always calls a project function which cannot run
-  without CUDA: a test or benchmark of a CUDA-only kernel) and `package_dead_default` (a
+  without CUDA: a test or benchmark of a CUDA-only kernel; `default_option`: one that
+  requires CUDA at an option's default, for a call that keeps it) and `package_dead_default` (a
   parameter default no call in the package uses) state them;
   `imported_gate`: a test's skip gate imported from a project module that requires CUDA;
   `imported_guard`: a value an imported project function makes only on CUDA, tested;
@@ -97,6 +98,7 @@ PRINCIPLES = {
     "test-double": "devlint.evidence.test_double",
     "only-called-on-cuda": "devlint.evidence.only_called_on_cuda",
     "calls-cuda-only": "devlint.evidence.calls_cuda_only",
+    "cuda-by-default": "devlint.evidence.default_option",
     "dead-default": "devlint.evidence.package_dead_default",
     "print-only": "devlint.evidence.print_only",
     "cuda-twin": "devlint.evidence.cuda_twin",

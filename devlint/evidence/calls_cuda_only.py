@@ -17,7 +17,15 @@ A project function cannot run without CUDA when its body, outside any `if`/`try`
 or when it is defined only under a module-level compute-capability gate
 (`if is_sm_at_least_100(): def kernel(...)`, with at most a stub that raises elsewhere), or
 when its module is CUDA-only (`cuda-only-module`, through the project stage). A class counts
-by its `__init__`.
+by its `__init__`, an autograd `Function` by its `forward`, launched as `Op.apply(...)` (or
+through a module-level alias `op = Op.apply`); an assert on a flag named for a compute
+capability (`assert _SM100_KERNELS_AVAILABLE`) is an assert of one; a nested function that
+the scope always calls (`def fwd(): ...`, then `fwd()`) runs with it; a library function
+that always calls a function it imports from a project module that cannot run without CUDA
+cannot either (for a benchmark's callee the project stage reads its module with
+those imports as a seed, one import deep: `to_mxfp8_a2a_dequant` in one module calling `triton_to_mxfp8_dim0`, defined only under
+an SM100 gate in another); a requirement under a test of the function's own option that holds
+at the option's default counts for a call that keeps the default (`default_option`).
 Evidence: the callee's requirement (file:line). Applied by the project stage
 (`devlint.engine.project.callees`), which follows the caller's imports (`from pkg.k import f`,
 re-exports through a package's `__init__`, also its lazy `__getattr__` table:
@@ -41,7 +49,7 @@ from __future__ import annotations
 import ast
 import re
 
-from devlint.evidence import Reason, capability, cuda_kernel_source, vocabulary
+from devlint.evidence import Reason, capability, cuda_kernel_source, default_option, vocabulary
 
 PRINCIPLE = "calls-cuda-only"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -163,7 +171,8 @@ def _body_requirement(fn, test_module: bool = False, asm: bool = True) -> ast.AS
     test module only a skip counts: its asserts check what the test produced."""
     body = fn.body
     for st in body:  # the function's own top-level checks
-        if isinstance(st, ast.Assert) and requires_cuda(st.test) and not test_module:
+        if isinstance(st, ast.Assert) and not test_module and (
+                requires_cuda(st.test) or default_option.named_capability_flag(st.test)):
             return st
         if isinstance(st, ast.If) and _raises(st.body) and not st.orelse \
                 and _below_capability(st.test) \
@@ -222,17 +231,21 @@ def _defs(tree):
 
 
 def _callee_name(call) -> str | None:
-    """`f(...)` and a Triton launch `f[grid](...)`: `f`."""
+    """`f(...)` and a Triton launch `f[grid](...)`: `f`; an autograd Function's launch
+    `Op.apply(...)`: `Op.apply`."""
     f = call.func
     if isinstance(f, ast.Subscript):
         f = f.value
+    if isinstance(f, ast.Attribute) and f.attr == "apply" and isinstance(f.value, ast.Name):
+        return f.value.id + ".apply"
     return f.id if isinstance(f, ast.Name) else None
 
 
 def body_of(fn) -> list:
+    """A function's body; a class's `__init__`'s (an autograd Function's `forward`'s)."""
     if isinstance(fn, ast.ClassDef):
-        init = next((d for d in fn.body if isinstance(d, _FUNCS) and d.name == "__init__"), None)
-        return init.body if init is not None else []
+        entry = default_option.entry_of(fn)
+        return entry.body if entry is not None else []
     return fn.body
 
 
@@ -247,11 +260,12 @@ def calls_in(fn) -> list:
     return out
 
 
-def paths(body) -> tuple:
+def paths(body, _nested_depth: int = 0) -> tuple:
     """What a statement list calls on every path, for `always_calls`: ([(name, call)] outside
     `if`/`try`, [(paths of the if-arm, paths of the else-arm)] of each `if` with an `else`
-    outside them). A function's (a class's `__init__`'s) body, or a module's."""
-    calls, forks = [], []
+    outside them), those of a function it defines and always calls included. A function's
+    (a class's `__init__`'s) body, or a module's."""
+    calls, forks, nested = [], [], {}
     stack = list(body)
     while stack:
         n = stack.pop()
@@ -259,6 +273,8 @@ def paths(body) -> tuple:
             if n.orelse:
                 forks.append((paths(n.body), paths(n.orelse)))
             continue
+        if isinstance(n, _FUNCS):
+            nested[n.name] = n
         if isinstance(n, vocabulary._CONDITIONAL):
             continue
         if isinstance(n, ast.Call):
@@ -266,35 +282,66 @@ def paths(body) -> tuple:
             if name:
                 calls.append((name, n))
         stack.extend(ast.iter_child_nodes(n))
+    # a nested function the body always calls (`def fwd(): return kernel(...)`, then
+    # `fwd()`) runs with it: what it always calls, the body does (once per name)
+    for name in list(dict.fromkeys(c[0] for c in calls if c[0] in nested)):
+        if _nested_depth < 4:
+            inner_calls, inner_forks = paths(nested.pop(name).body, _nested_depth + 1)
+            calls += inner_calls
+            forks += inner_forks
     return calls, forks
 
 
-def always_calls(found_paths, required, own: str | None = None):
+def always_calls(found_paths, required, own: str | None = None, unless=None, caller=None):
     """(name, call) of a name in `required` (other than `own`) called on every path of
     `found_paths` (`paths`): outside `if`/`try`, or in both arms of an `if`/`else`, each
-    arm calling one (`if backend is None: pick() else: check(backend)`), else None."""
+    arm calling one (`if backend is None: pick() else: check(backend)`), else None.
+    `unless`: name -> (param, position, default) of a requirement that holds only at that
+    parameter's default (`default_option`): the call must leave it out, or pass `caller`'s
+    own same-default parameter through."""
     calls, forks = found_paths
     for name, call in calls:
-        if name in required and name != own:
+        if name in required and name != own and (
+                not unless or name not in unless
+                or default_option.keeps(call, unless[name], caller) is not None):
             return name, call
     for body, orelse in forks:
-        hit = always_calls(body, required, own)
-        if hit is not None and always_calls(orelse, required, own) is not None:
+        hit = always_calls(body, required, own, unless, caller)
+        if hit is not None and always_calls(orelse, required, own, unless, caller) is not None:
             return hit
     return None
 
 
-def requirements(tree, text: str, path: str | None, test_module: bool = False) -> dict:
+def _required_stmt(st, test_module: bool) -> bool:
+    """An assert of CUDA or of a capability (a flag named for one), or a raise below one."""
+    if isinstance(st, ast.Assert):
+        return not test_module and (requires_cuda(st.test)
+                                    or default_option.named_capability_flag(st.test))
+    return isinstance(st, ast.If) and _raises(st.body) and not st.orelse \
+        and _below_capability(st.test) and (not test_module or _is_skip(st.body[-1]))
+
+
+def requirements(tree, text: str, path: str | None, test_module: bool = False,
+                 unless: dict | None = None, seed: dict | None = None) -> dict:
     """name -> Reason for the module-level functions and classes of a module that cannot run
     without CUDA by their own code (see the module docstring), their in-module wrappers
-    included. test_module: a test helper module, whose asserts check results (only its
-    skips count)."""
-    if not mentions(text):
+    included (an autograd Function as `Op.apply`, and a module-level alias `op = Op.apply`).
+    test_module: a test helper module, whose asserts check results (only its skips count).
+    unless: gets name -> (param, position, default) of those that require CUDA only at a
+    parameter's default (`default_option`). seed: name -> Reason of the names the module
+    imports from project modules that cannot run without CUDA (the project stage's), for its
+    wrappers of them."""
+    if unless is None:
+        unless = {}
+    own = mentions(text)
+    if not own and not seed:
         return {}
-    found: dict = {}
+    found: dict = dict(seed or {})
     defs = {}
     for d in _defs(tree):
         defs.setdefault(d.name, []).append(d)
+    if not own:
+        return _wrappers(tree, defs, found, unless) if found else found
     gated = _gated_defs(tree, capability.module_names(tree))
     for name, gate in gated.items():
         found[name] = Reason(PRINCIPLE, f"`{name}` is defined only under a compute-capability "
@@ -307,11 +354,23 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
         d = ds[0]
         fn = d
         if isinstance(d, ast.ClassDef):
-            fn = next((m for m in d.body if isinstance(m, _FUNCS) and m.name == "__init__"),
-                      None)
+            fn = default_option.entry_of(d)
             if fn is None:
                 continue
+            if default_option.is_function_class(d):
+                name = name + ".apply"
         where = _body_requirement(fn, test_module, asm)
+        if where is None:
+            at_default = default_option.requirement(
+                fn, 1 if fn is not d else 0, lambda st: _required_stmt(st, test_module))
+            if at_default is not None:
+                where, cond = at_default
+                unless[name] = cond
+                found[name] = Reason(default_option.PRINCIPLE, f"`{name}` asserts or raises "
+                                     f"unless CUDA (or a compute capability) when "
+                                     f"`{cond[0]}` is left at its default `{cond[2]}`", path,
+                                     where.lineno)
+                continue
         if where is not None:
             what = ("emits inline PTX" if isinstance(where, ast.Call)
                     else "skips" if isinstance(where, ast.If) and _is_skip(where.body[-1])
@@ -326,19 +385,55 @@ def requirements(tree, text: str, path: str | None, test_module: bool = False) -
     # wrappers: functions that always call (or launch) one of those
     if not found:
         return found
-    calls = {name: paths(body_of(ds[0])) for name, ds in defs.items()
-             if name not in found and len(ds) == 1}
+    return _wrappers(tree, defs, found, unless)
+
+
+def _wrappers(tree, defs: dict, found: dict, unless: dict) -> dict:
+    """`found` with the module's functions that always call (or launch) one of it."""
+    _aliases(tree, found, unless)
+    calls, callers = {}, {}
+    for name, ds in defs.items():
+        if len(ds) == 1:
+            key = name + ".apply" if default_option.is_function_class(ds[0]) else name
+            if key not in found:
+                calls[key], callers[key] = paths(body_of(ds[0])), ds[0]
     changed = True
     while changed:
         changed = False
         for name, called in calls.items():
             if name in found:
                 continue
-            hit = always_calls(called, found, name)
+            d = callers[name]
+            caller = default_option.entry_of(d) if isinstance(d, ast.ClassDef) else d
+            hit = always_calls(called, found, name, unless, caller)
             if hit is not None:
                 callee = hit[0]
-                found[name] = Reason(PRINCIPLE, f"`{name}` always calls `{callee}`: "
+                found[name] = Reason(found[callee].principle if callee in unless else PRINCIPLE,
+                                     f"`{name}` always calls `{callee}`: "
                                      + found[callee].text, found[callee].path,
                                      found[callee].line)
+                if callee in unless:
+                    kept = default_option.keeps(hit[1], unless[callee], caller)
+                    if isinstance(kept, tuple):
+                        unless[name] = kept
                 changed = True
+        if _aliases(tree, found, unless):
+            changed = True
     return found
+
+
+def _aliases(tree, found: dict, unless: dict) -> bool:
+    """Module-level `op = Op.apply` of a CUDA-requiring Function: `op` requires it too."""
+    added = False
+    for st in tree.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 \
+                and isinstance(st.targets[0], ast.Name) and st.targets[0].id not in found \
+                and isinstance(st.value, ast.Attribute) and st.value.attr == "apply" \
+                and isinstance(st.value.value, ast.Name):
+            key = st.value.value.id + ".apply"
+            if key in found:
+                found[st.targets[0].id] = found[key]
+                if key in unless:
+                    unless[st.targets[0].id] = unless[key]
+                added = True
+    return added

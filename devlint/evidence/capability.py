@@ -348,6 +348,8 @@ def met_if_true(x, names: ModuleNames | None = None) -> bool:
 
 def met_if_false(x, names: ModuleNames | None = None) -> bool:
     """`x` false implies the capability is met (a skip condition that requires it)."""
+    if isinstance(x, ast.NamedExpr):  # `if reason := skip_reason(): pytest.skip(reason)`
+        return met_if_false(x.value, names)
     if isinstance(x, ast.Compare) and len(x.ops) == 1 and _is_build(x.left) \
             and isinstance(x.ops[0], ast.Is) and _is_none(x.comparators[0]):
         return True
@@ -421,12 +423,14 @@ def _stated_capability(mark) -> bool:
                for n in ast.walk(mark.args[0]))
 
 
-def module_gate(tree) -> ast.stmt | None:
+def module_gate(tree, names: ModuleNames | None = None) -> ast.stmt | None:
     """The module-level statement that skips the whole module unless a compute capability is
     met: `pytestmark = <requiring mark>`, or `if <cond>: pytest.skip(..., allow_module_level=
     True)` (or `raise unittest.SkipTest`) with `cond` false only on such a GPU (the module's
-    own names resolved: `ModuleNames`)."""
-    names = module_names(tree)
+    own names resolved: `ModuleNames`, or `names` where the project stage knows imported
+    ones)."""
+    if names is None:
+        names = module_names(tree)
     for st in tree.body:
         if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                               for t in st.targets):

@@ -16,7 +16,11 @@ reason unless it is met, or a flag set only where a library of GPU kernels impor
 Evidence: the definition (file:line) in the defining module. Applied by the project stage
 (`devlint.engine.project.xflags`) over the bodies such a gate covers (a decorated test's, a
 decorated class's, the module's tests under a `pytestmark`), and over the other skip gates
-of the same test or class (the stacked availability gate, DL203).
+of the same test or class (the stacked availability gate, DL203); and over the rest of a
+module that skips itself on such a name (`if reason := get_skip_reason(...):
+pytest.skip(reason, allow_module_level=True)`: the walrus form too), also where the name comes
+from a sibling module of a script-style test (`from _distributed_test_utils import f`, run
+with its folder on `sys.path`: resolved in the file's own folder when no package holds it).
 Limits: only names imported with `from M import name` from the project (a third-party flag,
 a star import, a module attribute `utils.FLAG` is not followed); a definition that only asks
 for CUDA (`HAS_CUDA = torch.cuda.is_available()`) is no such gate (the gate stays a

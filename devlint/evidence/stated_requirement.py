@@ -9,6 +9,14 @@ be a sentence or a list item of its own (`Requires CUDA.`, `- PyTorch with CUDA 
 `CUDA only.`): `CUDA-only primitives, so on ROCm we ...` describes something else, and a
 statement that also names another platform (`requires CUDA or XPU`) is no CUDA contract. Test
 modules are never CUDA-only by their docstring: their gates say where they run.
+A benchmark module (`kernel_benchmark.is_benchmark_path`) whose docstring states the NVIDIA
+hardware it models or measures (`a roofline estimation based on TOPS and peak compute
+bandwidth of an NVIDIA H100 or B200`) states it the same way: its timings and spec tables are
+those GPUs', and its devices are CUDA's on purpose. Limits: `NVIDIA` followed by a GPU model or
+architecture (`NVIDIA H100`, `NVIDIA B200`, `NVIDIA Hopper`), not a bare model code (`H100` may
+name a config); a docstring that also names another vendor's hardware or another platform
+(AMD, MI300, ROCm, Intel, XPU, Gaudi, TPU, Ascend, MPS) states no CUDA-only purpose; only
+benchmarks (a library module naming the GPU it was tuned on still runs elsewhere).
 """
 from __future__ import annotations
 
@@ -29,6 +37,13 @@ _OTHER = re.compile(r"(?i)\b(?:or|and|/|,)\s*(?:xpu|npu|mps|hpu|mlu|musa|xla|tpu
                     r"|cpu|other accelerators?)\b")
 
 
+# a benchmark's statement of the NVIDIA hardware it models, and what cancels it
+_NVIDIA_GPU = re.compile(r"\bNVIDIA\s+(?:[ABHL]\d{2,3}\b|GB\d{3}\b|H20\b|RTX\s?\d{4}\b"
+                         r"|Hopper\b|Blackwell\b|Ampere\b)")
+_OTHER_HARDWARE = re.compile(r"(?i)\b(?:AMD|MI\d{3}\w*|ROCm|HIP|Intel|XPU|Gaudi|HPU|TPU|Ascend"
+                             r"|NPU|MPS|Apple|Instinct)\b")
+
+
 def stated_requirement_reason(tree: ast.Module, path: str | None) -> Reason | None:
     """The reason for a module whose docstring states a CUDA requirement, else None."""
     if path is not None and is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")):
@@ -38,6 +53,10 @@ def stated_requirement_reason(tree: ast.Module, path: str | None) -> Reason | No
             and isinstance(body[0].value.value, str)):
         return None
     doc = body[0].value.value
+    if "NVIDIA" in doc and path is not None:
+        why = _stated_hardware(doc, path, body[0].lineno)
+        if why is not None:
+            return why
     if "CUDA" not in doc and "cuda" not in doc:
         return None
     for offset, line in enumerate(doc.splitlines()):
@@ -46,6 +65,19 @@ def stated_requirement_reason(tree: ast.Module, path: str | None) -> Reason | No
             return Reason("stated-requirement", "its docstring states that it requires CUDA "
                           f"(`{line.strip()[:60]}`)", path, body[0].lineno + offset)
     return None
+
+
+def _stated_hardware(doc: str, path: str, first: int) -> Reason | None:
+    """A benchmark's docstring naming the NVIDIA GPUs it models and no other hardware."""
+    from devlint.evidence.kernel_benchmark import is_benchmark_path
+
+    m = _NVIDIA_GPU.search(doc)
+    if m is None or _OTHER_HARDWARE.search(doc) or not is_benchmark_path(path):
+        return None
+    offset = doc.count("\n", 0, m.start())
+    line = doc.splitlines()[offset].strip()
+    return Reason("stated-requirement", "its docstring states the NVIDIA hardware the "
+                  f"benchmark models (`{line[:60]}`)", path, first + offset)
 
 
 # a function's or class's docstring saying it wraps or launches a CUDA-only stack

@@ -44,6 +44,7 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
            "kernel-benchmark", "gated-benchmark",
            "uses-cuda-value", "library-gate")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
+              "cuda-by-default",
               "dead-default", "imported-gate", "imported-guard", "launched-worker",
               "imported-flag", "cuda-choice", "cuda-reach")
 # a test that holds only on ROCm (`if _is_hip:`): the device-literal, tensor-test and API rules

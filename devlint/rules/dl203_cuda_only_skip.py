@@ -68,7 +68,8 @@ class CudaOnlySkip(Rule):
     name = "cuda-only-skip"
     summary = "Test gate skips every non-CUDA accelerator"
     exempt_by = ("cuda-only-module", "cuda-only-scope", "not-a-device", "print-only", "cuda-twin",
-                 "test-double", "only-called-on-cuda", "calls-cuda-only", "cuda-kernel-source",
+                 "test-double", "only-called-on-cuda", "calls-cuda-only", "cuda-by-default",
+                 "cuda-kernel-source",
                  "entry-gate",
                  "capability-gate", "cuda-only-test", "imported-flag")
 

@@ -18,7 +18,7 @@ import re
 from devlint.engine.project.lazy_exports import lazy_exports
 from devlint.engine.project.package import imports_of, package_of
 from devlint.engine.project.xgates import _stat, per_package
-from devlint.evidence import Reason, vocabulary
+from devlint.evidence import Reason, default_option, vocabulary
 from devlint.evidence import calls_cuda_only as principle
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -96,12 +96,15 @@ def module_facts(path: str, modname: str, text: str, tree) -> dict:
                     exports[local] = [mod, name]
         for local, where in lazy_exports(text, modname, parse).items():
             exports.setdefault(local, where)
-    cuda = {}
+    cuda, unless = {}, {}
     if principle.mentions(text):
         if parse() is not None:
             cuda = {n: r.to_dict() for n, r in principle.requirements(
-                parse(), text, path, _is_test(path)).items()}
-    return {"cuda": cuda, "exports": exports}
+                parse(), text, path, _is_test(path), unless).items()}
+    facts = {"cuda": cuda, "exports": exports}
+    if unless:  # requirements only at a parameter's default (`default_option`)
+        facts["unless"] = {n: list(c) for n, c in unless.items()}
+    return facts
 
 
 def _module_facts(project, path: str, modname: str) -> dict:
@@ -110,10 +113,12 @@ def _module_facts(project, path: str, modname: str) -> dict:
 
 
 def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: int = 0,
-                 deps=None):
+                 deps=None, unless=None, seeded: bool = False):
     """Why the project function `mod.name` cannot run without CUDA (a Reason), or None.
     in_tests: the caller is a test or a benchmark, for which a function of a module CUDA-only
-    by its own name, folder or imports counts too."""
+    by its own name, folder or imports counts too. unless: a list that gets the requirement's
+    (param, position, default) where it holds only at that parameter's default. seeded: the
+    module is also read with its own imports' requirements (`_seeded`: a benchmark's callee)."""
     path = project.resolve(root, mod)
     if path is None or hops > _MAX_HOPS:
         return None
@@ -121,10 +126,19 @@ def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: 
         deps[path] = _stat(path)
     facts = _module_facts(project, path, mod)
     if name in facts["cuda"]:
+        cond = facts.get("unless", {}).get(name)
+        if cond is not None and unless is not None:
+            unless.append(tuple(cond))
         return Reason.from_dict(facts["cuda"][name])
     if name in facts["exports"]:
         sub, orig = facts["exports"][name]
-        return _requirement(project, root, sub, orig, in_tests, hops + 1, deps)
+        return _requirement(project, root, sub, orig, in_tests, hops + 1, deps, unless, seeded)
+    if seeded:  # a benchmark's callee: read with its own imports' requirements
+        found, conds = _seeded(project, path, mod, deps)
+        if name in found:
+            if name in conds and unless is not None:
+                unless.append(tuple(conds[name]))
+            return found[name]
     if not in_tests or name.startswith(vocabulary._AVAILABILITY_PREFIXES + ("_", "maybe_")):
         return None
     # the module's own reason (depth-limited: not through the modules it calls), and not its
@@ -135,6 +149,49 @@ def _requirement(project, root: str, mod: str, name: str, in_tests: bool, hops: 
                       f"({why})", getattr(why, "path", None) or path,
                       getattr(why, "line", None))
     return None
+
+
+def _seeded(project, path: str, mod: str, deps) -> tuple:
+    """({name: Reason}, {name: condition}) of the functions of a project module that always
+    call a project function it imports which cannot run without CUDA (its facts read with
+    those imported requirements as a seed: `requirements(seed=)`); one import deep (the
+    imported names' own facts and re-exports), once per module and run, for the callees of
+    benchmarks only (a benchmark exists to run what it imports; tests have their own gates,
+    and library callers are many: their own module's facts serve them)."""
+    memo = project.__dict__.setdefault("_callees_seeded", {})
+    held = memo.get(path)
+    if held is None:
+        memo[path] = ({}, {}, {})  # in progress: an import cycle sees nothing
+        held = memo[path] = _seed(project, path, mod)
+    if deps is not None:
+        deps.update(held[2])
+    return held[0], held[1]
+
+
+def _seed(project, path: str, mod: str) -> tuple:
+    text = project.text(path) or ""
+    read: dict = {}
+    if not _IMPORTED_TOP.search(text):
+        return {}, {}, read
+    seed, conds = {}, {}
+    for local, (root, m, n) in _imports(project, path, text, {}).items():
+        cond: list = []
+        # the imported name's own facts and re-exports, not seeded again
+        why = _requirement(project, root, m, n, None, 1, read, cond)
+        if why:
+            seed[local] = why
+            if cond:
+                conds[local] = cond[0]
+    # parsed only where the module calls one (its text names one before a call's parenthesis)
+    if not seed or not re.search(r"\b(?:%s)\s*[\[(.]" % "|".join(map(re.escape, seed)), text):
+        return {}, {}, read
+    tree = project.tree(path)
+    if tree is None:
+        return {}, {}, read
+    unless = dict(conds)
+    found = principle.requirements(tree, text, path, _is_test(path), unless, seed)
+    return ({n: r for n, r in found.items() if n not in seed},
+            {n: list(c) for n, c in unless.items() if n not in seed}, read)
 
 
 def _defines(project, path: str, name: str) -> bool:
@@ -203,32 +260,42 @@ def _file_findings(project, path: str, res, keep, roots: dict, deps: dict) -> di
     text = project.text(path)
     if not text:
         return {}
-    in_tests = _is_test(path) or any(_BENCH.search(p) for p in path.replace(
-        os.sep, "/").split("/")[-3:])
+    bench = any(_BENCH.search(p) for p in path.replace(os.sep, "/").split("/")[-3:])
+    in_tests = _is_test(path) or bench
+    seeded = bench and not _is_test(path)
     cuda = {}  # local name -> Reason
+    unless = {}  # local name -> (param, position, default): only at that default
     for local, (root, mod, name) in _imports(project, path, text, roots).items():
-        why = _requirement(project, root, mod, name, in_tests, deps=deps)
-        if why:
-            cuda[local] = why
+        for key, orig, tests in ((local, name, in_tests),  # `Op.apply`: its own facts only
+                                 (local + ".apply", name + ".apply", None)):
+            cond: list = []
+            why = _requirement(project, root, mod, orig, tests, deps=deps, unless=cond,
+                               seeded=seeded and tests is not None)
+            if why:
+                cuda[key] = why
+                if cond:
+                    unless[key] = cond[0]
     if not cuda:
         return {}
     tree = project.tree(path)
     if tree is None:
         return {}
     # the file's own module-level functions that always call one (its test helpers)
-    own = {d.name: principle.paths(principle.body_of(d)) for d in tree.body
-           if isinstance(d, (*_FUNCS, ast.ClassDef))}
+    own = {d.name: (principle.paths(principle.body_of(d)), d) for d in tree.body
+           if isinstance(d, _FUNCS)}
+    own.update((d.name, (principle.paths(principle.body_of(d)), d)) for d in tree.body
+               if isinstance(d, ast.ClassDef))
     changed = True
     while changed:
         changed = False
-        for name, called in own.items():
+        for name, (called, d) in own.items():
             if name in cuda:
                 continue
-            hit = principle.always_calls(called, cuda, name)
+            hit = principle.always_calls(called, cuda, name, unless)
             if hit is not None:
                 cuda[name] = cuda[hit[0]]
                 changed = True
-    return _File(tree, cuda).exempt(diags) or {}
+    return _File(tree, cuda, unless).exempt(diags) or {}
 
 
 class _File:
@@ -236,9 +303,10 @@ class _File:
     Reason): by the functions around each finding; a module-level value (`DEVICE = "cuda"`)
     by the functions that read it; a test class's decorators by its tests."""
 
-    def __init__(self, tree, cuda: dict):
+    def __init__(self, tree, cuda: dict, unless=None):
         self.tree = tree
         self.cuda = cuda
+        self.unless = unless or {}
         self.memo: dict = {}
         self._loads = None  # see loads()
 
@@ -246,7 +314,7 @@ class _File:
         """(callee, Reason) when `scope` always calls a CUDA-requiring name, else None."""
         if id(scope) not in self.memo:
             hit = principle.always_calls(principle.paths(principle.body_of(scope)), self.cuda,
-                                         scope.name)
+                                         scope.name, self.unless)
             self.memo[id(scope)] = (hit[0], self.cuda[hit[0]]) if hit else None
         return self.memo[id(scope)]
 
@@ -255,7 +323,7 @@ class _File:
             hit = self.scope(scope)
             if hit:
                 why = hit[1]
-                return Reason(principle.PRINCIPLE, f"`{scope.name}` always calls `{hit[0]}`: "
+                return Reason(_named(why), f"`{scope.name}` always calls `{hit[0]}`: "
                               f"{why.text}", why.path, why.line)
         return None
 
@@ -273,14 +341,16 @@ class _File:
         block), where that code always calls a CUDA-requiring name: the module cannot be
         imported, or run as a script, without CUDA."""
         if "top" not in self.memo:
-            self.memo["top"] = principle.always_calls(principle.paths(self.tree.body), self.cuda)
+            self.memo["top"] = principle.always_calls(principle.paths(self.tree.body), self.cuda,
+                                                      None, self.unless)
         hit = self.memo["top"]
         if hit is None and _is_main_block(stmt):
-            hit = principle.always_calls(principle.paths(stmt.body), self.cuda)
+            hit = principle.always_calls(principle.paths(stmt.body), self.cuda, None,
+                                         self.unless)
         if hit is None:
             return None
         why = self.cuda[hit[0]]
-        return Reason(principle.PRINCIPLE, f"the module's top-level code always calls "
+        return Reason(_named(why), f"the module's top-level code always calls "
                       f"`{hit[0]}` (line {hit[1].lineno}): {why.text}", why.path, why.line)
 
     def loads(self) -> dict:
@@ -309,7 +379,7 @@ class _File:
                      and m.name.startswith("test")]
             whys = [self.chain([m]) for m in tests]
             if tests and all(whys):
-                return Reason(principle.PRINCIPLE, f"every test of `{stmt.name}` always calls "
+                return Reason(_named(whys[0]), f"every test of `{stmt.name}` always calls "
                               f"a CUDA-requiring function ({whys[0].text})", whys[0].path,
                               whys[0].line)
             return None
@@ -328,9 +398,15 @@ class _File:
             first = first or why
         if first is None:
             return None
-        return Reason(principle.PRINCIPLE, f"`{', '.join(sorted(names))}` is read only by "
+        return Reason(_named(first), f"`{', '.join(sorted(names))}` is read only by "
                       f"functions that always call a CUDA-requiring function ({first.text})",
                       first.path, first.line)
+
+
+def _named(why) -> str:
+    """The principle of an exemption through the callee `why`: `cuda-by-default` where the
+    callee requires CUDA only at an option's default, else `calls-cuda-only`."""
+    return why.principle if why.principle == default_option.PRINCIPLE else principle.PRINCIPLE
 
 
 def _is_main_block(stmt) -> bool:

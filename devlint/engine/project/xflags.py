@@ -52,6 +52,18 @@ def _mark_names(tree) -> set:
     return out
 
 
+def _module_skip_names(tree) -> set:
+    """The plain names read by the tests of module-level skips (`if r := reason(...):
+    pytest.skip(r, allow_module_level=True)`)."""
+    from devlint.evidence.capability import _skips_module
+
+    out = set()
+    for st in tree.body:
+        if isinstance(st, ast.If) and st.body and _skips_module(st.body[-1]):
+            out.update(x.id for x in ast.walk(st.test) if isinstance(x, ast.Name))
+    return out
+
+
 def _returned_import(fn, modname: str, is_package: bool):
     """(module, name) of a helper whose body only imports a name and returns it (`def
     is_x_available(): from pkg.m import HAVE_X; return HAVE_X`), else None."""
@@ -73,7 +85,8 @@ def _returned_import(fn, modname: str, is_package: bool):
 
 def _file_gated(project, path: str, res, deps: dict) -> dict:
     text = project.text(path)
-    if not text or not _SKIP_TEXT.search(text) or "import" not in text:
+    if not text or not (_SKIP_TEXT.search(text) or "allow_module_level" in text) \
+            or "import" not in text:
         return {}
     tree = project.tree(path)
     if tree is None:
@@ -81,7 +94,7 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
     root, modname = package_of(path)
     is_pkg = os.path.basename(path) == "__init__.py"
     imported = imported_names(tree, modname, is_pkg)
-    read = _mark_names(tree)
+    read = _mark_names(tree) | _module_skip_names(tree)
     # the module's helpers that return an imported name, and the names they are called by
     helpers = {}
     for st in tree.body:
@@ -95,7 +108,8 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
                 and isinstance(st.value.func, ast.Name) and any(
                     isinstance(t, ast.Name) and t.id in read for t in st.targets):
             read.add(st.value.func.id)
-    from devlint.evidence.capability import ModuleNames, module_names, requiring_mark
+    from devlint.evidence.capability import (ModuleNames, module_gate, module_names,
+                                             requiring_mark)
 
     seed = ModuleNames()
     known: dict = {}  # local name -> Reason
@@ -109,6 +123,8 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
         else:
             continue
         verdict, _ = definition_of(project, root, mod, name, deps=deps)
+        if not verdict and "." not in mod:  # a sibling module (`from _test_utils import f`)
+            verdict, _ = definition_of(project, os.path.dirname(path), mod, name, deps=deps)
         if not verdict:
             continue
         what, why = verdict
@@ -159,6 +175,13 @@ def _file_gated(project, path: str, res, deps: dict) -> dict:
                     visit(st.body)
 
     visit(tree.body)
+    gate = module_gate(tree, names)
+    if isinstance(gate, ast.If):  # `if r := imported_reason(): pytest.skip(allow_module_level)`
+        why = next((known[x.id] for x in ast.walk(gate.test)
+                    if isinstance(x, ast.Name) and x.id in known), None)
+        if why is not None:
+            last = max((st.end_lineno or st.lineno) for st in tree.body)
+            spans.append((gate.end_lineno + 1, last, why))
     for st in tree.body:
         if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                               for t in st.targets):
