@@ -9,9 +9,10 @@ flash-attn's), on AMD GPUs, whose torch device type is "cuda" too. Its `device="
 test of a generic feature that merely builds with the library (a model test using its layer
 spec, an attention test gated on its version) is not such a test, and stays reported.
 Evidence (a `Reason` at the line that names the library), in a test module that refers to the
-library (imports it, a module named for it such as a project's wrapper, or a name naming it
-such as `is_te_min_version`), for the test's whole body (and its skip gate, through
-`cuda_only_test`):
+library by its full name (imports it, a module named for it such as a project's wrapper
+`extensions.transformer_engine`, or a name naming it such as
+`get_gpt_layer_with_transformer_engine_spec`; its initials there say nothing), for the test's
+whole body (and its skip gate, through `cuda_only_test`):
 - the test function's or test class's own name names the library (`test_te_grouped_linear`,
   `TestTEParallelSequentialMLP`, `test_flashinfer_decode`): its name, its words joined
   (`TransformerEngine`, `DeepGEMM`), or the initials of a name of two words or more (`te`,
@@ -78,12 +79,13 @@ def words(text: str) -> list:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def names_library(ws: list) -> str | None:
-    """The library the words name: its name or its words joined, or its initials as a word."""
+def names_library(ws: list, initials: bool = True) -> str | None:
+    """The library the words name: its name or its words joined, or (with `initials`) its
+    initials as a word."""
     for lib in libraries():
         parts = [p for p in lib.split("_") if p]
         joined = "".join(parts)
-        if len(parts) >= 2 and "".join(p[0] for p in parts) in ws:
+        if initials and len(parts) >= 2 and "".join(p[0] for p in parts) in ws:
             return lib
         for i in range(len(ws)):
             acc = ""
@@ -153,11 +155,11 @@ def module_facts(tree) -> tuple:
             if lib:
                 refers.add(lib)
             for part in m.split("."):
-                lib = names_library(words(part)) if part else None
+                lib = names_library(words(part), initials=False) if part else None
                 if lib:
                     refers.add(lib)
         for nm in names:
-            lib = names_library(words(nm)) if nm else None
+            lib = names_library(words(nm), initials=False) if nm else None
             if lib:
                 refers.add(lib)
     refers = frozenset(refers)

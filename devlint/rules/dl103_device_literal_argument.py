@@ -221,7 +221,8 @@ class DeviceLiteralArgument(Rule):
         Valid('import torch\nfrom transformer_engine.pytorch import GroupedLinear\n\n\n'
               'def test_te_grouped_linear():\n    x = torch.zeros(2, device="cuda")\n'
               '    GroupedLinear(2, 2, 2)(x)\n', path="tests/test_moe.py"),
-        Valid('import pytest, torch\nfrom pkg.utils import is_te_min_version\n\n\n'
+        Valid('import pytest, torch\nfrom pkg.specs import layer_with_transformer_engine_spec\n'
+              'from pkg.utils import is_te_min_version\n\n\n'
               '@pytest.mark.skipif(not is_te_min_version("1.4"), '
               'reason="Fused RoPE requires TE >= 1.4")\n'
               'def test_rope_forward():\n    x = torch.zeros(2, device="cuda")\n',
@@ -282,7 +283,8 @@ class DeviceLiteralArgument(Rule):
                 'if torch.accelerator.is_available() else "cpu")\n    return x.shape\n'),
         # library-subject's limits: a gate whose reason names the library but none of its
         # kernels (a generic feature that needs its version), the library's name in a test
-        # of a module that does not refer to it, the generic test beside the library's ones,
+        # of a module that does not refer to it (its initials in an imported name are no
+        # reference), the generic test beside the library's ones,
         # an import in the test that only asks whether the library is there, a
         # function of a module that skips without the library but uses none of its API
         Invalid('import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
@@ -293,11 +295,13 @@ class DeviceLiteralArgument(Rule):
                 '    pytest.skip("GTP requires TransformerEngine >= 2.19", allow_module_level=True)\n\n'
                 'from transformer_engine.pytorch import fp8_autocast\n\n\n'
                 'def test_expert_bias():\n    base = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_gtp.py"),
-        Invalid('import pytest, torch\nfrom pkg.utils import is_te_min_version\n\n\n'
+        Invalid('import pytest, torch\nfrom pkg.specs import layer_with_transformer_engine_spec\n'
+                'from pkg.utils import is_te_min_version\n\n\n'
                 '@pytest.mark.skipif(not is_te_min_version("2.9"), '
                 'reason="QK clipping requires TE >= 2.9")\n'
                 'class TestClipQK:\n    def test_a(self):\n        x = torch.zeros(2, device="cuda")\n',
-                'import pytest, torch\nfrom pkg.utils import is_te_min_version\n\n\n'
+                'import pytest, torch\nfrom pkg.specs import layer_with_transformer_engine_spec\n'
+                'from pkg.utils import is_te_min_version\n\n\n'
                 '@pytest.mark.skipif(not is_te_min_version("2.9"), '
                 'reason="QK clipping requires TE >= 2.9")\n'
                 'class TestClipQK:\n    def test_a(self):\n        x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
@@ -305,6 +309,10 @@ class DeviceLiteralArgument(Rule):
         Invalid('import torch\n\n\ndef test_te_linear():\n    x = torch.zeros(2, device="cuda")\n',
                 'import torch\n\n\ndef test_te_linear():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
                 path="tests/test_linear.py"),
+        Invalid('import torch\nfrom pkg.attention import fa4_block_sizes\n\n\n'
+                'def test_fa4_blocks():\n    x = torch.zeros(2, device="cuda")\n',
+                'import torch\nfrom pkg.attention import fa4_block_sizes\n\n\n'
+                'def test_fa4_blocks():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_attn.py"),
         Invalid('import torch\nfrom pkg.extensions.transformer_engine import TELinear\n\n\n'
                 'def test_te_linear():\n    x = torch.zeros(2, device="cuda")\n\n\n'
                 'def test_linear():\n    x = torch.zeros(2, device="cuda")\n',
