@@ -17,7 +17,8 @@ whole body (and its skip gate, through `cuda_only_test`):
   `TestTEParallelSequentialMLP`, `test_flashinfer_decode`): its name, its words joined
   (`TransformerEngine`, `DeepGEMM`), or the initials of a name of two words or more (`te`,
   `fa3`) as a word of the test's name;
-- a skip gate over the test or class, or a skip in the test's own body, whose reason names
+- a skip gate over the test or class, or a skip of the whole test in its own body (not of
+  one parametrised case: under an `if` that compares or joins with `and`), whose reason names
   the library together with a kernel of it (`"Fused RoPE requires TE >= 1.4.0"`, `"TE fused
   router ops not available"`: the words fused, fusion, kernel, op, GEMM);
 - the test imports the library's own API in its own body (not through a wrapper), as a
@@ -241,16 +242,26 @@ def _own_import(scope, refers) -> tuple | None:
     return None
 
 
+def _skip_call(st):
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) \
+            and _call_name(st.value) in _SKIPS:
+        return st.value
+    return None
+
+
 def _body_skips(scope):
-    """The skip calls in the test's own statements (not in nested functions)."""
-    stack = list(scope.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(n, ast.Call) and _call_name(n) in _SKIPS:
-            yield n
-        stack.extend(ast.iter_child_nodes(n))
+    """The skips that stop the whole test: a skip among the test's own statements, or the
+    body of an `if` among them whose test asks nothing else (no `and`, no comparison: `if
+    optimizer_type == "fused_adam" and not HAVE_TE_ADAM:` skips one case of a generic test)."""
+    for st in scope.body:
+        call = _skip_call(st)
+        if call is not None:
+            yield call
+        elif isinstance(st, ast.If) and not any(
+                isinstance(n, ast.Compare) or (isinstance(n, ast.BoolOp)
+                                               and isinstance(n.op, ast.And))
+                for n in ast.walk(st.test)):
+            yield from filter(None, map(_skip_call, st.body))
 
 
 def subject_reason(scope, tree, path: str | None, in_test_file: bool) -> Reason | None:

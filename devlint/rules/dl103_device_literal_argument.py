@@ -284,7 +284,7 @@ class DeviceLiteralArgument(Rule):
         # library-subject's limits: a gate whose reason names the library but none of its
         # kernels (a generic feature that needs its version), the library's name in a test
         # of a module that does not refer to it (its initials in an imported name are no
-        # reference), the generic test beside the library's ones,
+        # reference), a skip of one parametrised case, the generic test beside the library's ones,
         # an import in the test that only asks whether the library is there, a
         # function of a module that skips without the library but uses none of its API
         Invalid('import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
@@ -319,6 +319,14 @@ class DeviceLiteralArgument(Rule):
                 'import torch\nfrom pkg.extensions.transformer_engine import TELinear\n\n\n'
                 'def test_te_linear():\n    x = torch.zeros(2, device="cuda")\n\n\n'
                 'def test_linear():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_linear.py"),
+        Invalid('import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_TE_ADAM\n\n\n'
+                'def test_loss(opt):\n    if opt == "fused_adam" and not HAVE_TE_ADAM:\n'
+                '        pytest.skip("TE FusedAdam is not available")\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_TE_ADAM\n\n\n'
+                'def test_loss(opt):\n    if opt == "fused_adam" and not HAVE_TE_ADAM:\n'
+                '        pytest.skip("TE FusedAdam is not available")\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_optim.py"),
         Invalid('import pytest, torch\n\n\ndef test_swap():\n    try:\n        import transformer_engine\n'
                 '    except ImportError:\n        pytest.skip("Transformer Engine not available")\n'
                 '    x = torch.zeros(2, device="cuda")\n',
