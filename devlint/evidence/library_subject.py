@@ -12,7 +12,9 @@ Evidence (a `Reason` at the line that names the library), in a test module that 
 library by its full name (imports it, a module named for it such as a project's wrapper
 `extensions.transformer_engine`, or a name naming it such as
 `get_gpt_layer_with_transformer_engine_spec`; its initials there say nothing), for the test's
-whole body (and its skip gate, through `cuda_only_test`):
+whole body (and its skip gate, through `cuda_only_test`). Such a test is CUDA-alike-only, not
+NVIDIA-only: where the library has a ROCm port, its "cuda" is also the AMD GPU's device name,
+so the literal is right on every platform the test can run on. The signals:
 - the test function's or test class's own name names the library (`test_te_grouped_linear`,
   `TestTEParallelSequentialMLP`, `test_flashinfer_decode`): its name, its words joined
   (`TransformerEngine`, `DeepGEMM`), or the initials of a name of two words or more (`te`,
