@@ -18,6 +18,7 @@ from devlint.evidence.cuda_kernel_source import builders as kernel_builders
 from devlint.evidence.cuda_kernel_source import scope_reason as kernel_source_scope
 from devlint.evidence.flash_attention_impl import scope_reason as fa_impl_scope
 from devlint.evidence.gated_benchmark import scope_reason as gated_benchmark_scope
+from devlint.evidence.library_subject import subject_reason as library_subject
 from devlint.evidence.nvidia_tool import scope_reason as nvidia_tool_scope
 from devlint.evidence.cuda_only_scope import _scope_reason
 from devlint.evidence.cuda_twin import (
@@ -29,7 +30,7 @@ from devlint.evidence.not_a_device import (
     never_runs_reason, only_skipped_reason, skipped_uses,
 )
 from devlint.evidence.vocabulary import (
-    _AVAILABILITY_PREFIXES, _unconditional_nodes, is_cuda_only_module,
+    _AVAILABILITY_PREFIXES, _unconditional_nodes, in_test_file, is_cuda_only_module,
 )
 from devlint.analysis.walk import (
     STATEMENT_LIKE, child_statements, first_row, own_parents, parents, spans, statement_parents,
@@ -176,6 +177,8 @@ class FileFacts:
                                          "kernel-builders", lambda: kernel_builders(
                                              self.tree, self.text)), self.path)
                                      or self._calls_cuda_only(scope)
+                                     or library_subject(scope, self.tree, self.path,
+                                                        in_test_file(self))
                                      or never_runs_reason(scope, self.path)
                                      or (only_skipped_reason(scope, self.memo(
                                          "skipped-uses", lambda: skipped_uses(self.tree)),

@@ -61,7 +61,9 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   value as an object on every path (`devlint.analysis.value_use`); `fake_tensor`: the device of a record standing in
   for a tensor, given to mocked code, or of a tensor made under `with FakeTensorMode():`; `cuda_only_test`: the skip gate of a test that cannot
   run without CUDA; `library_gate`: a test gated on a module flag set only where a library of
-  GPU kernels imports; `imported_flag`: a skip gate reading such a flag, or a capability flag,
+  GPU kernels imports; `library_subject`: a test whose subject is such a library (named for
+  it, a gate's reason naming its kernel, its own API imported in the test, a module that
+  skips without it); `imported_flag`: a skip gate reading such a flag, or a capability flag,
   helper or skip reason, imported from a project module (`devlint.engine.project.xflags`).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
@@ -131,6 +133,7 @@ PRINCIPLES = {
     "uses-cuda-value": "devlint.evidence.uses_cuda_value",
     "cuda-only-test": "devlint.evidence.cuda_only_test",
     "library-gate": "devlint.evidence.library_gate",
+    "library-subject": "devlint.evidence.library_subject",
     "imported-flag": "devlint.evidence.imported_flag",
     "cuda-choice": "devlint.evidence.cuda_choice",  # crossmod
     "cuda-reach": "devlint.evidence.cuda_reach",  # crossmod

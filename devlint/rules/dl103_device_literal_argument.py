@@ -215,6 +215,27 @@ class DeviceLiteralArgument(Rule):
               'except ImportError:\n    fp8_available, reason = False, "no TE"\n\n\n'
               '@pytest.mark.skipif(not fp8_available, reason=reason)\n'
               'def test_a():\n    x = torch.zeros(2, device="cuda")\n'),
+        # library-subject: a test whose subject is a library of NVIDIA/AMD GPU kernels: named
+        # for it, gated with a reason naming its kernel, importing its own API in its body, or
+        # in a module that skips without it and imports it
+        Valid('import torch\nfrom transformer_engine.pytorch import GroupedLinear\n\n\n'
+              'def test_te_grouped_linear():\n    x = torch.zeros(2, device="cuda")\n'
+              '    GroupedLinear(2, 2, 2)(x)\n', path="tests/test_moe.py"),
+        Valid('import pytest, torch\nfrom pkg.specs import layer_with_transformer_engine_spec\n'
+              'from pkg.utils import is_te_min_version\n\n\n'
+              '@pytest.mark.skipif(not is_te_min_version("1.4"), '
+              'reason="Fused RoPE requires TE >= 1.4")\n'
+              'def test_rope_forward():\n    x = torch.zeros(2, device="cuda")\n',
+              path="tests/test_attention.py"),
+        Valid('import torch\n\n\ndef test_precision_aware_adam():\n    try:\n'
+              '        from transformer_engine.pytorch.optimizers import FusedAdam\n'
+              '    except ImportError:\n        return\n    p = torch.zeros(2, device="cuda")\n'
+              '    FusedAdam([p])\n', path="tests/test_optimizer.py"),
+        Valid('import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
+              '    pytest.skip("GTP requires TransformerEngine >= 2.19", allow_module_level=True)\n\n'
+              'import transformer_engine.pytorch as te\n\n\n'
+              'def _layer_out():\n    x = torch.zeros(2, device="cuda")\n    return te.Linear(2, 2)(x)\n',
+              path="tests/test_gtp.py"),
         # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
         Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
               'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
@@ -260,6 +281,58 @@ class DeviceLiteralArgument(Rule):
                 'def check_shapes(fake):\n    with FakeTensorMode() if fake else nullcontext():\n'
                 '        x = torch.empty(4, device=torch.accelerator.current_accelerator() '
                 'if torch.accelerator.is_available() else "cpu")\n    return x.shape\n'),
+        # library-subject's limits: a gate whose reason names the library but none of its
+        # kernels (a generic feature that needs its version), the library's name in a test
+        # of a module that does not refer to it (its initials in an imported name are no
+        # reference), a skip of one parametrised case, the generic test beside the library's ones,
+        # an import in the test that only asks whether the library is there, a
+        # function of a module that skips without the library but uses none of its API
+        Invalid('import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
+                '    pytest.skip("GTP requires TransformerEngine >= 2.19", allow_module_level=True)\n\n'
+                'from transformer_engine.pytorch import fp8_autocast\n\n\n'
+                'def test_expert_bias():\n    base = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
+                '    pytest.skip("GTP requires TransformerEngine >= 2.19", allow_module_level=True)\n\n'
+                'from transformer_engine.pytorch import fp8_autocast\n\n\n'
+                'def test_expert_bias():\n    base = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_gtp.py"),
+        Invalid('import pytest, torch\nfrom pkg.specs import layer_with_transformer_engine_spec\n'
+                'from pkg.utils import is_te_min_version\n\n\n'
+                '@pytest.mark.skipif(not is_te_min_version("2.9"), '
+                'reason="QK clipping requires TE >= 2.9")\n'
+                'class TestClipQK:\n    def test_a(self):\n        x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nfrom pkg.specs import layer_with_transformer_engine_spec\n'
+                'from pkg.utils import is_te_min_version\n\n\n'
+                '@pytest.mark.skipif(not is_te_min_version("2.9"), '
+                'reason="QK clipping requires TE >= 2.9")\n'
+                'class TestClipQK:\n    def test_a(self):\n        x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
+                path="tests/test_attention.py"),
+        Invalid('import torch\n\n\ndef test_te_linear():\n    x = torch.zeros(2, device="cuda")\n',
+                'import torch\n\n\ndef test_te_linear():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
+                path="tests/test_linear.py"),
+        Invalid('import torch\nfrom pkg.attention import fa4_block_sizes\n\n\n'
+                'def test_fa4_blocks():\n    x = torch.zeros(2, device="cuda")\n',
+                'import torch\nfrom pkg.attention import fa4_block_sizes\n\n\n'
+                'def test_fa4_blocks():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_attn.py"),
+        Invalid('import torch\nfrom pkg.extensions.transformer_engine import TELinear\n\n\n'
+                'def test_te_linear():\n    x = torch.zeros(2, device="cuda")\n\n\n'
+                'def test_linear():\n    x = torch.zeros(2, device="cuda")\n',
+                'import torch\nfrom pkg.extensions.transformer_engine import TELinear\n\n\n'
+                'def test_te_linear():\n    x = torch.zeros(2, device="cuda")\n\n\n'
+                'def test_linear():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_linear.py"),
+        Invalid('import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_TE_ADAM\n\n\n'
+                'def test_loss(opt):\n    if opt == "fused_adam" and not HAVE_TE_ADAM:\n'
+                '        pytest.skip("TE FusedAdam is not available")\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_TE_ADAM\n\n\n'
+                'def test_loss(opt):\n    if opt == "fused_adam" and not HAVE_TE_ADAM:\n'
+                '        pytest.skip("TE FusedAdam is not available")\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_optim.py"),
+        Invalid('import pytest, torch\n\n\ndef test_swap():\n    try:\n        import transformer_engine\n'
+                '    except ImportError:\n        pytest.skip("Transformer Engine not available")\n'
+                '    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\n\n\ndef test_swap():\n    try:\n        import transformer_engine\n'
+                '    except ImportError:\n        pytest.skip("Transformer Engine not available")\n'
+                '    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n', path="tests/test_swap.py"),
         # library-gate's limits: TransformerEngine's import alone (its ports run elsewhere),
         # a flag also set true without the library, a library that runs anywhere, a gate one
         # of whose alternatives needs no such library

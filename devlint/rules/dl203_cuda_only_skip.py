@@ -141,6 +141,12 @@ class CudaOnlySkip(Rule):
               "@unittest.skipIf(not torch.cuda.is_available(), 'CUDA')\n"
               "class T(unittest.TestCase):\n    def test_a(self):\n        fused_rope(1)\n\n"
               "    def test_b(self):\n        fused_rope(2)\n"),
+        # library-subject: the gated test is a test of a GPU-kernel library's own op (its
+        # gate's reason names a kernel of it; or its name names the library)
+        Valid('import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_FUSION\n\n\n'
+              '@pytest.mark.skipif(not torch.cuda.is_available() or not HAVE_FUSION, '
+              'reason="TE fused router ops not available")\n'
+              'def test_router():\n    x = torch.randn(4)\n', path="tests/test_router.py"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
@@ -163,6 +169,15 @@ class CudaOnlySkip(Rule):
         Invalid("import unittest\nimport torch\n\n\n@unittest.skipIf(torch.cuda.device_count() < 2, 'needs 2 CUDA GPUs')\ndef test_x():\n    pass\n",
                 "import unittest\nimport torch\n\n\n@unittest.skipIf(torch.accelerator.device_count() < 2, 'needs 2 accelerators')\ndef test_x():\n    pass\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+        # library-subject's limit: a reason that names the library but no kernel of it
+        Invalid('import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_FUSION\n\n\n'
+                '@pytest.mark.skipif(not torch.cuda.is_available() or not HAVE_FUSION, '
+                'reason="TE not available")\n'
+                'def test_router():\n    x = torch.randn(4)\n',
+                'import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_FUSION\n\n\n'
+                '@pytest.mark.skipif(not torch.accelerator.is_available() or not HAVE_FUSION, '
+                'reason="TE not available")\n'
+                'def test_router():\n    x = torch.randn(4)\n', path="tests/test_router.py"),
         # limit: a test that never runs is dead, not CUDA's: its gate stays a finding
         Invalid('import pytest, torch\n\n\n@pytest.mark.skip("flaky")\n'
                 '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
