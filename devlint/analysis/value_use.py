@@ -96,6 +96,35 @@ def _suppresses(item) -> bool:
     return getattr(f, "attr", getattr(f, "id", "")) == "suppress"
 
 
+def _free_test(test, klass) -> bool:
+    """`ValueFlow.value_test(test, ...)` is None without asking its memo (or its budget):
+    the forms `_value_polarity` follows are absent or end in a value `value_level` answers
+    None at once (an attribute not of `self`, a constant); calls, names, conditional and
+    subscripted values are not free."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _free_test(test.operand, klass)
+    if isinstance(test, ast.BoolOp):
+        return all(_free_test(v, klass) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None \
+            and isinstance(test.ops[0], (ast.IsNot, ast.NotEq, ast.Is, ast.Eq)):
+        return _free_value(test.left, klass)
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        return _free_value(test, klass)
+    return True
+
+
+def _free_value(node, klass) -> bool:
+    """`ValueFlow.value_level(node, ...)` answers None at once."""
+    if isinstance(node, (ast.Call, ast.IfExp, ast.Subscript, ast.Name)):
+        return False
+    if isinstance(node, ast.Attribute):
+        return not (isinstance(node.value, ast.Name) and node.value.id == "self"
+                    and klass is not None)
+    return True
+
+
 class ValueUse:
     """Needs `ValueFlow.value_level` and `self.f`."""
 
@@ -104,14 +133,44 @@ class ValueUse:
         can return by, a value it does not store itself (then its own code makes it, under
         its own test, and what runs before that test runs anywhere); None otherwise."""
         nodes = list(_own(fn))
+        asked = self._asked(nodes, klass)
+        if asked is None:
+            return None  # nothing `_first_use` would ask `ValueFlow` about: no use found
         aliased = {id(t) for n in nodes if _alias(n)
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
         self._stored_here = {t for n in nodes if id(n) not in aliased for t in _targets(n)}
+        if not self._tests_asked and asked <= self._stored_here:
+            return None  # every name asked about is stored here: `_use_in` skips them all
         found = self._first_use(fn.body, fn, klass)
         if not found:
             return None
         node, (level, evidence) = found
         return uses_value_reason(level, ast.unparse(node), evidence, self.f.path)
+
+    def _asked(self, nodes, klass):
+        """Of a function's own `nodes` (a superset of those `_first_use` reads): the names and
+        `self` attributes a use there could ask `ValueFlow.value_level` about (as `_use_in`
+        writes them; it skips those stored here), or None when there are none and no `if` or
+        `assert` test there could reach `ValueFlow`'s memo either (`_free_test`); then
+        `_first_use` finds nothing and changes nothing, and is not run (a large generated
+        module: 7,142 functions walked three more times each per lint). Sets
+        `self._tests_asked`: some such test could reach the memo."""
+        aliases = self.f.aliases
+        out: set = set()
+        tests = False
+        for n in nodes:
+            v = _used(n)
+            if isinstance(v, ast.Name):
+                if v.id != "self" and v.id not in aliases:
+                    out.add(v.id)
+            elif isinstance(v, ast.Attribute) and klass is not None \
+                    and isinstance(v.value, ast.Name) and v.value.id == "self":
+                out.add(ast.unparse(v))
+            if not tests and isinstance(n, (ast.Assert, ast.If)) \
+                    and not _free_test(n.test, klass):
+                tests = True
+        self._tests_asked = tests
+        return out if out or tests else None
 
     def _first_use(self, body, fn, klass):
         for st in body:
