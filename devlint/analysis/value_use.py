@@ -70,8 +70,9 @@ def _alias(node) -> bool:
 
 def _targets(node):
     """The names and attributes `node` stores into (`x`, `self.x`), as written."""
-    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store,
-                                                                           ast.Del)):
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node.id  # what `ast.unparse` writes of a name
+    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
         yield ast.unparse(node)
     elif isinstance(node, ast.Global):
         yield from node.names
@@ -133,44 +134,37 @@ class ValueUse:
         can return by, a value it does not store itself (then its own code makes it, under
         its own test, and what runs before that test runs anywhere); None otherwise."""
         nodes = list(_own(fn))
-        asked = self._asked(nodes, klass)
-        if asked is None:
-            return None  # nothing `_first_use` would ask `ValueFlow` about: no use found
         aliased = {id(t) for n in nodes if _alias(n)
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
         self._stored_here = {t for n in nodes if id(n) not in aliased for t in _targets(n)}
-        if not self._tests_asked and asked <= self._stored_here:
-            return None  # every name asked about is stored here: `_use_in` skips them all
+        if not self._may_ask(nodes, klass):
+            return None  # `_first_use` would find nothing and change nothing
         found = self._first_use(fn.body, fn, klass)
         if not found:
             return None
         node, (level, evidence) = found
         return uses_value_reason(level, ast.unparse(node), evidence, self.f.path)
 
-    def _asked(self, nodes, klass):
-        """Of a function's own `nodes` (a superset of those `_first_use` reads): the names and
-        `self` attributes a use there could ask `ValueFlow.value_level` about (as `_use_in`
-        writes them; it skips those stored here), or None when there are none and no `if` or
-        `assert` test there could reach `ValueFlow`'s memo either (`_free_test`); then
-        `_first_use` finds nothing and changes nothing, and is not run (a large generated
-        module: 7,142 functions walked three more times each per lint). Sets
-        `self._tests_asked`: some such test could reach the memo."""
-        aliases = self.f.aliases
-        out: set = set()
-        tests = False
+    def _may_ask(self, nodes, klass) -> bool:
+        """Some node of the function's own `nodes` (a superset of those `_first_use` reads)
+        could ask `ValueFlow` something: a use of a name or `self` attribute that `_use_in`
+        does not skip (the instance, an imported name, one stored here), or an `if` or
+        `assert` test that could reach the flow's memo (`_free_test`). Where none can,
+        `_first_use` is not run (a large generated module: 7,142 functions walked three
+        more times each per lint, to find nothing)."""
+        aliases, stored = self.f.aliases, self._stored_here
         for n in nodes:
             v = _used(n)
             if isinstance(v, ast.Name):
-                if v.id != "self" and v.id not in aliases:
-                    out.add(v.id)
+                if v.id != "self" and v.id not in aliases and v.id not in stored:
+                    return True
             elif isinstance(v, ast.Attribute) and klass is not None \
-                    and isinstance(v.value, ast.Name) and v.value.id == "self":
-                out.add(ast.unparse(v))
-            if not tests and isinstance(n, (ast.Assert, ast.If)) \
-                    and not _free_test(n.test, klass):
-                tests = True
-        self._tests_asked = tests
-        return out if out or tests else None
+                    and isinstance(v.value, ast.Name) and v.value.id == "self" \
+                    and "self." + v.attr not in stored:  # as `ast.unparse` writes it
+                return True
+            if isinstance(n, (ast.Assert, ast.If)) and not _free_test(n.test, klass):
+                return True
+        return False
 
     def _first_use(self, body, fn, klass):
         for st in body:
@@ -222,7 +216,8 @@ class ValueUse:
             if isinstance(v, ast.Name) or (
                     isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)
                     and v.value.id == "self" and klass is not None):
-                if ast.unparse(v) in self._stored_here:
+                written = v.id if isinstance(v, ast.Name) else "self." + v.attr  # unparsed
+                if written in self._stored_here:
                     continue  # made here: the function's own test stands before its use
                 lv = self.value_level(v, fn, klass)
                 if lv is not None:
