@@ -179,3 +179,61 @@ def test_a_closure_that_stores_into_the_name_keeps_the_finding():
 ])
 def test_constructor_chain_limits(change):
     assert _codes(_CHAIN.replace(*change)) == ["DL402"]
+
+
+_FREE_SRC = '''
+import torch
+
+s = torch.cuda.Stream() if torch.cuda.is_available() else None
+
+
+class K:
+    def __init__(self):
+        self.s = make() if current_platform.is_cuda() else None
+
+    def m(self, x, d):
+        if torch.cuda.is_available(): pass
+        if not (x.shape[0] > 1 and d.ok): pass
+        if d.stream is None: pass
+        if x > 1: pass
+        if 3: pass
+        if s: pass
+        if s is not None: pass
+        if self.s is None: pass
+        if self.s: pass
+        if not self.s or x: pass
+        if make() is None: pass
+        if (s if x else None) is None: pass
+        if s[0] is None: pass
+        if d.stream: pass
+'''
+
+
+def test_free_tests_ask_no_value_memo():
+    """`value_use._free_test`: where it says a test is free, `value_test` answers None and
+    leaves the flow's memo and budget untouched (so `uses_cuda_value` may skip the walk that
+    would ask it); the tests it does not call free do reach the memo or are left to it."""
+    import ast
+
+    from devlint.analysis.descent import Descent
+    from devlint.analysis.triage import build_facts
+    from devlint.analysis.value_use import _free_test
+    from devlint.api import _settings
+
+    facts = build_facts("pkg/mod.py", _FREE_SRC, _settings(None, profile="torch"))
+    tree = facts.tree
+    klass = tree.body[2]
+    fn = klass.body[1]
+    free = []
+    for st in fn.body:
+        d = Descent(facts, [])
+        d._flow_init()
+        before = (dict(d._names), dict(d._producers), d._budget)
+        is_free = _free_test(st.test, klass)
+        found = d.value_test(st.test, fn, klass)
+        if is_free:
+            assert found is None, ast.unparse(st.test)
+            assert (d._names, d._producers, d._budget) == before, ast.unparse(st.test)
+        free.append(is_free)
+    assert free == [True, True, True, True, True, False, False, False, False, False, False,
+                    False, False, True]

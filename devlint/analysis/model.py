@@ -180,7 +180,7 @@ class FileFacts:
                                      or library_subject(scope, self.tree, self.path,
                                                         in_test_file(self))
                                      or never_runs_reason(scope, self.path)
-                                     or (only_skipped_reason(scope, self.memo(
+                                     or (only_skipped_reason(scope, lambda: self.memo(
                                          "skipped-uses", lambda: skipped_uses(self.tree)),
                                          self.path) if self._top_level(scope) else None)
                                      or self._twin(scope, klass)

@@ -70,8 +70,9 @@ def _alias(node) -> bool:
 
 def _targets(node):
     """The names and attributes `node` stores into (`x`, `self.x`), as written."""
-    if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store,
-                                                                           ast.Del)):
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node.id  # what `ast.unparse` writes of a name
+    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
         yield ast.unparse(node)
     elif isinstance(node, ast.Global):
         yield from node.names
@@ -96,6 +97,35 @@ def _suppresses(item) -> bool:
     return getattr(f, "attr", getattr(f, "id", "")) == "suppress"
 
 
+def _free_test(test, klass) -> bool:
+    """`ValueFlow.value_test(test, ...)` is None without asking its memo (or its budget):
+    the forms `_value_polarity` follows are absent or end in a value `value_level` answers
+    None at once (an attribute not of `self`, a constant); calls, names, conditional and
+    subscripted values are not free."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _free_test(test.operand, klass)
+    if isinstance(test, ast.BoolOp):
+        return all(_free_test(v, klass) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None \
+            and isinstance(test.ops[0], (ast.IsNot, ast.NotEq, ast.Is, ast.Eq)):
+        return _free_value(test.left, klass)
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        return _free_value(test, klass)
+    return True
+
+
+def _free_value(node, klass) -> bool:
+    """`ValueFlow.value_level(node, ...)` answers None at once."""
+    if isinstance(node, (ast.Call, ast.IfExp, ast.Subscript, ast.Name)):
+        return False
+    if isinstance(node, ast.Attribute):
+        return not (isinstance(node.value, ast.Name) and node.value.id == "self"
+                    and klass is not None)
+    return True
+
+
 class ValueUse:
     """Needs `ValueFlow.value_level` and `self.f`."""
 
@@ -107,11 +137,34 @@ class ValueUse:
         aliased = {id(t) for n in nodes if _alias(n)
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
         self._stored_here = {t for n in nodes if id(n) not in aliased for t in _targets(n)}
+        if not self._may_ask(nodes, klass):
+            return None  # `_first_use` would find nothing and change nothing
         found = self._first_use(fn.body, fn, klass)
         if not found:
             return None
         node, (level, evidence) = found
         return uses_value_reason(level, ast.unparse(node), evidence, self.f.path)
+
+    def _may_ask(self, nodes, klass) -> bool:
+        """Some node of the function's own `nodes` (a superset of those `_first_use` reads)
+        could ask `ValueFlow` something: a use of a name or `self` attribute that `_use_in`
+        does not skip (the instance, an imported name, one stored here), or an `if` or
+        `assert` test that could reach the flow's memo (`_free_test`). Where none can,
+        `_first_use` is not run (a large generated module: 7,142 functions walked three
+        more times each per lint, to find nothing)."""
+        aliases, stored = self.f.aliases, self._stored_here
+        for n in nodes:
+            v = _used(n)
+            if isinstance(v, ast.Name):
+                if v.id != "self" and v.id not in aliases and v.id not in stored:
+                    return True
+            elif isinstance(v, ast.Attribute) and klass is not None \
+                    and isinstance(v.value, ast.Name) and v.value.id == "self" \
+                    and "self." + v.attr not in stored:  # as `ast.unparse` writes it
+                return True
+            if isinstance(n, (ast.Assert, ast.If)) and not _free_test(n.test, klass):
+                return True
+        return False
 
     def _first_use(self, body, fn, klass):
         for st in body:
@@ -163,7 +216,8 @@ class ValueUse:
             if isinstance(v, ast.Name) or (
                     isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)
                     and v.value.id == "self" and klass is not None):
-                if ast.unparse(v) in self._stored_here:
+                written = v.id if isinstance(v, ast.Name) else "self." + v.attr  # unparsed
+                if written in self._stored_here:
                     continue  # made here: the function's own test stands before its use
                 lv = self.value_level(v, fn, klass)
                 if lv is not None:

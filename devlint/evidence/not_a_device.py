@@ -73,13 +73,15 @@ def skipped_uses(tree) -> dict:
     return out
 
 
-def only_skipped_reason(scope, uses: dict, path: str | None) -> Reason | None:
-    """The private module-level function whose every use is inside an always-skipped test."""
+def only_skipped_reason(scope, uses, path: str | None) -> Reason | None:
+    """The private module-level function whose every use is inside an always-skipped test.
+    `uses`: `skipped_uses(tree)`, or a function returning it, called only for a private
+    function (the walk covers the whole module: a module of public functions needs none)."""
     name = getattr(scope, "name", "")
     if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
             or not name.startswith("_") or name.startswith("__"):
         return None
-    line = uses.get(name)
+    line = (uses() if callable(uses) else uses).get(name)
     if not line:
         return None
     return Reason("not-a-device", f"`{name}` is only used by tests that are always skipped "

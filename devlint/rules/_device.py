@@ -93,8 +93,7 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             return annotation_reason(node, facts.path)
         if w.statement is not None:  # the candidate is (in) the test of a print-only `if`
             scope = w.function or facts.tree
-            printed = (print_only_reason(w.statement, facts.path, scope)
-                       or build_query_reason(w.statement, facts.path, w.function)
+            printed = (_statement_reason(facts, w.statement, scope, w.function)
                        or (api and _statistic(node)
                            and switched_report_reason(facts, w.statement, facts.path, scope)))
             if printed:
@@ -107,6 +106,16 @@ def why_skipped(facts, node, api: bool = False, annotations: bool = False,
             or mock_target_reason(facts, node) or resolved_device_reason(facts, node)
             or fake_tensor_reason(facts, node) or fake_mode_reason(facts, node, api)
             or version_fallback_reason(facts, node))
+
+
+def _statement_reason(facts, statement, scope, function):
+    """`print_only_reason` or `build_query_reason` of the statement holding a candidate: both
+    read only the statement and its scope, so they are asked once per statement (each
+    candidate there, of each rule, asked them again: four times per `if` of a generated
+    module)."""
+    return facts.memo(("print-or-build", id(statement), id(scope), id(function)), lambda: (
+        print_only_reason(statement, facts.path, scope)
+        or build_query_reason(statement, facts.path, function)))
 
 
 def _statistic(node) -> bool:

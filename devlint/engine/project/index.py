@@ -49,6 +49,10 @@ class Project:
         self._cuda_only: dict = {}  # (path, depth-limited?) -> reason | None ("" while deciding)
         self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
         self._files: dict = {}  # package directory -> [(path, stat)]
+        # path -> (root, dotted module) | None, as `xcallers._State.module` names a file: one
+        # answer per run, shared by the passes' states (a text the Project holds no tree of,
+        # over `_TREE_HELD_CHARS`, was parsed again by each pass to name it)
+        self.module_names: dict = {}
 
     # --- facts and sources ----------------------------------------------------------------
     def store(self, root: str, top: str) -> FactStore:

@@ -247,7 +247,7 @@ class _State:
         self.walks: dict = {}  # (path, names, skip, attrs) -> [uses] | None
         self.spans: dict = {}  # path -> [(first, last, Reason)] of CUDA dispatch arms
         self.modules: dict = {}  # path -> why the module is CUDA-only | None
-        self.names: dict = {}  # path -> (root, dotted module) | None
+        self.names: dict = project.module_names  # path -> (root, dotted module) | None
         self.inert: dict = {}  # the last walked trees' inert Names (`_SiteWalker.inert`)
 
     # --- what one file says ---------------------------------------------------------------
