@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 
+from devlint.engine.project.package import through_a_parent
 from devlint.evidence import cuda_reach
 from devlint.evidence.cuda_choice import Choice
 
@@ -75,7 +76,7 @@ def _reached(state, path, deps=None):
             locals_ = {local for n, local in got if n == leaf}
             if p != path and locals_:
                 refs.setdefault(p, set()).update(locals_)
-        if _through_an_ancestor(project, index, modname, path):
+        if through_a_parent(project, index, modname, path, skip=_is_test):
             return None  # `from pkg import ops`, then `ops.x.mod...`: not followed
     root, modname = names[-1]  # the outermost name: the one a dotted string spells
     top = modname.split(".")[0]
@@ -261,26 +262,6 @@ def _is_test(path: str) -> bool:
     wherever they run; they are not the product code that reaches it."""
     name = os.path.basename(path)
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-
-
-def _through_an_ancestor(project, index, modname: str, path: str) -> bool:
-    """Whether a file imports a package above the module's own (`from pkg import ops`, or
-    `import pkg.ops`) and names the module's leaf in its text: it may reach the module
-    through attributes, which are not followed."""
-    parts = modname.split(".")
-    leaf = parts[-1]
-    pattern = re.compile(r"\b%s\b" % re.escape(leaf))
-    for i in range(1, len(parts)):
-        ancestor, child = ".".join(parts[:i]), parts[i]
-        # the module's own parent: `from parent import leaf` is a reference judged as such
-        wanted = ("*",) if i == len(parts) - 1 else (child, "*")
-        for p, names in index.get(ancestor, {}).items():
-            if p == path or _is_test(p) or not any(n in wanted for n, _ in names):
-                continue
-            text = project.text(p) or ""
-            if leaf in text and pattern.search(text):
-                return True
-    return False
 
 
 def _used_at_import(project, path: str) -> set:
