@@ -134,7 +134,7 @@ def through_a_parent(project, index: dict, modname: str, path: str, name: str | 
             if p == path:
                 continue
             if name is None:  # the module itself
-                if skip is not None and skip(p) or not any(n in wanted for n, _ in names):
+                if not any(n in wanted for n, _ in names) or skip is not None and skip(p):
                     continue
                 leaf, text = parts[-1], project.text(p) or ""
                 word = word or re.compile(r"\b%s\b" % re.escape(leaf))
