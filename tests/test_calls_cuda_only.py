@@ -500,6 +500,33 @@ def test_a_script_whose_top_level_code_always_calls_one(tmp_path):
         ("examples/optional.py", 5, "DL101")]
 
 
+def test_a_script_that_only_defines_a_call_does_not_always_make_it(tmp_path):
+    # a generator expression's body runs only when it is consumed (its first iterable at
+    # once), a lambda's or a function's when called: none is a call of the top-level code
+    write(tmp_path, {"pkg/__init__.py": "", **SCRIPT_API,
+                     "examples/lazy.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        model = torch.nn.Linear(4, 4).to(device="cuda")
+        models = (apply_attention(m) for m in [model])
+        again = lambda: apply_attention(model)
+
+
+        def later():
+            return apply_attention(model)
+        """,
+                     "examples/eager.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        model = torch.nn.Linear(4, 4).to(device="cuda")
+        models = [apply_attention(m) for m in [model]]
+        first = next(m for m in [apply_attention(model)])
+        """})
+    assert findings(tmp_path, "examples") == [("examples/lazy.py", 4, "DL101")]
+
+
 def test_a_lazily_re_exported_kernel_is_followed(tmp_path):
     write(tmp_path, {
         "pkg/__init__.py": "",
