@@ -374,12 +374,14 @@ def _walk_plain(root: str, settings_for):
             rules = read_gitignore(dirpath)
             if rules:
                 ignores = ignores + (Ignore(dirpath, rules),)
+        # the settings are asked with the folder spelled as its candidates are ("a/b", not
+        # "./a/b"): the resolver memoizes by that spelling, so each folder is resolved once
         if parent is not None and inherit is not None:
-            inherit(dirpath, parent, [e.name for e in entries])
+            inherit(dirpath[strip:], parent[strip:], [e.name for e in entries])
         # (names from a listing are never absolute: os.path.join is a concatenation here)
         sep = "" if dirpath.endswith(os.sep) else os.sep
         head, real_head = dirpath + sep, real_dir + ("" if real_dir.endswith(os.sep) else os.sep)
-        s = settings_for(head + "_")
+        s = settings_for(head[strip:] + "_")
         fast = _Excluder.of(s)
         if fast.plain and fast.dir_hit(dirpath, top):
             continue  # the walk's root itself sits in an excluded folder

@@ -211,3 +211,19 @@ def test_unwritable_cache_dir_only_costs_speed(tmp_path):
             cwd=tmp_path)
     fresh = run("--output-format", "json", "--no-cache", str(src), cwd=tmp_path)
     assert p.returncode == 1 and findings(p) == findings(fresh)
+
+
+def test_stats_are_built_once_for_two_spellings_of_a_file(tmp_path, monkeypatch):
+    # "a.py" and its absolute path make one entry: the map is not rebuilt on every call
+    (tmp_path / "a.py").write_text(CLEAN)
+    monkeypatch.chdir(tmp_path)
+    c = cache_mod.Cache(str(tmp_path / "cache"))
+    st = os.stat("a.py")
+    c.lookup("a.py", "python", Settings(), st)
+    c.lookup(str(tmp_path / "a.py"), "python", Settings(), st)
+    first = c.stats()
+    assert first == {str(tmp_path / "a.py"): st}
+    assert c.stats() is first
+    (tmp_path / "b.py").write_text(CLEAN)
+    c.lookup("b.py", "python", Settings(), os.stat("b.py"))
+    assert set(c.stats()) == {str(tmp_path / "a.py"), str(tmp_path / "b.py")}

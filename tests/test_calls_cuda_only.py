@@ -500,6 +500,33 @@ def test_a_script_whose_top_level_code_always_calls_one(tmp_path):
         ("examples/optional.py", 5, "DL101")]
 
 
+def test_a_script_that_only_defines_a_call_does_not_always_make_it(tmp_path):
+    # a generator expression's body runs only when it is consumed (its first iterable at
+    # once), a lambda's or a function's when called: none is a call of the top-level code
+    write(tmp_path, {"pkg/__init__.py": "", **SCRIPT_API,
+                     "examples/lazy.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        model = torch.nn.Linear(4, 4).to(device="cuda")
+        models = (apply_attention(m) for m in [model])
+        again = lambda: apply_attention(model)
+
+
+        def later():
+            return apply_attention(model)
+        """,
+                     "examples/eager.py": """\
+        import torch
+        from pkg.attn import apply_attention
+
+        model = torch.nn.Linear(4, 4).to(device="cuda")
+        models = [apply_attention(m) for m in [model]]
+        first = next(m for m in [apply_attention(model)])
+        """})
+    assert findings(tmp_path, "examples") == [("examples/lazy.py", 4, "DL101")]
+
+
 def test_a_lazily_re_exported_kernel_is_followed(tmp_path):
     write(tmp_path, {
         "pkg/__init__.py": "",
@@ -571,7 +598,8 @@ def test_lazy_exports_read_only_a_literal_table_the_getattr_reads():
         _ATTR = {"d": "sub.mod:d"}
 
         def __getattr__(name):
-            return _EXPORTS.get(name) or _COMPUTED.get(name) or _ATTR.get(name)
+            module = _EXPORTS.get(name) or _COMPUTED.get(name) or _ATTR.get(name)
+            return getattr(importlib.import_module(module), name)
         """)
     assert lazy_exports(src, "pkg.ops", ast.parse(src)) == {
         "a": ["pkg.ops.sub.mod", "a"], "b": ["pkg.other", "b"]}
@@ -614,3 +642,22 @@ def test_a_library_wrapper_of_an_imported_kernel_is_followed(project):
     # the wrapper's benchmark is exempt; the one of a wrapper calling the kernel only under
     # an `if` keeps its finding
     assert findings(project, "bench") == [("bench/bench_comms.py", 11, "DL103")]
+
+
+@pytest.mark.parametrize("getattr_body", [
+    # the old names of renamed ones, resolved among the module's own names
+    "return globals()[_DEPRECATED[name]]",
+    # the same, by their new names bound at the top: no module is imported at all
+    "new = _DEPRECATED[name]\n    warnings.warn(f'{name} is {new}')\n"
+    "    return getattr(sys.modules[__name__], new)",
+    # a table whose every value is a name the module binds is a rename table, also where the
+    # `__getattr__` imports for another table
+    "if name in _DEPRECATED:\n        return globals()[_DEPRECATED[name]]\n"
+    "    return importlib.import_module(f'.{name}', __name__)",
+])
+def test_a_deprecated_name_table_is_no_lazy_export(getattr_body):
+    from devlint.engine.project.lazy_exports import lazy_exports
+    src = ("import importlib\nimport sys\nimport warnings\n\nfrom .fused import fused_norm\n\n"
+           "_DEPRECATED = {'norm': 'fused_norm'}\n\n\ndef __getattr__(name):\n    "
+           + getattr_body + "\n")
+    assert lazy_exports(src, "pkg.ops", ast.parse(src)) == {}

@@ -118,6 +118,15 @@ def test_tests_and_broad_prefixes_are_no_references(pkg):
     assert [f for f in findings(pkg) if "tests/" not in f[0]] == []
 
 
+@pytest.mark.parametrize("test_file", ["pkg/tests/helpers.py", "pkg/layers/sla_test.py"])
+def test_test_helpers_and_suffixed_tests_are_no_references(pkg, test_file):
+    # a helper under `tests/` and pytest's `*_test.py` are test code too
+    # (`vocabulary.is_test_module`, the project stage's one test predicate)
+    write_package(pkg, {test_file: "from pkg.layers.backends.sla import SLABackend\n\n\n"
+                                   "def make():\n    return SLABackend()\n"})
+    assert [f for f in findings(pkg) if f[0] != test_file] == []
+
+
 def test_a_warm_answer_sees_a_new_importer_in_the_package_above(tmp_path):
     # the module sits in a folder without __init__.py below `outer`: its references are read
     # from `outer`, whose files the stored answer must depend on (found in review)
@@ -142,3 +151,16 @@ def test_a_warm_answer_sees_a_new_importer_in_the_package_above(tmp_path):
     settle()
     assert rows() == [("outer/sub/inner/mod.py", "DL101")]  # warm: a generic importer now
     assert [(f, c) for f, _, c in package_findings(tmp_path, "outer")] == rows()  # as cold
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("pkg/tests/helpers.py", True),  # a helper under tests/ (xreach's own said no)
+    ("pkg/test/common.py", True),  # under test/ (`is_test_path` says no)
+    ("pkg/ops/fused_test.py", True),  # pytest's `*_test.py` (callees' own said no)
+    ("pkg/test_ops.py", True), ("conftest.py", True),
+    ("pkg/ops/fused.py", False), ("pkg/testament.py", False), ("pkg/latest/run.py", False),
+])
+def test_one_test_predicate_for_the_project_stage(path, expected):
+    from devlint.evidence.vocabulary import is_test_module
+
+    assert is_test_module(path) is expected

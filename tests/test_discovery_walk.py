@@ -66,6 +66,33 @@ def test_walk_from_the_current_directory_gives_normalized_paths(tmp_path, monkey
 
 
 @pytest.mark.parametrize("git", [False, True])
+def test_walk_from_the_current_directory_resolves_each_folder_once(tmp_path, monkeypatch, git):
+    # the walk asks for a folder's settings spelled as the runner then asks for its files'
+    # ("a/b/x.py", not "./a/b/_"): the resolver's memo answers the runner without resolving
+    _tree(tmp_path, {"a/b/x.py": "", "a/y.py": "", "z.py": "", "c/d/e/w.py": ""})
+    if git:
+        import subprocess
+
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(tmp_path)
+    resolved = []
+
+    class Counting(SettingsResolver):
+        def _resolve(self, path):
+            resolved.append(os.path.dirname(path))
+            return super()._resolve(path)
+
+    resolver = Counting(None, {})
+    found = list(discover(["."], resolver))
+    assert len(found) == 4
+    walked = len(resolved)
+    for c in found:
+        resolver(c.path)
+    assert len(resolved) == walked, resolved
+    assert len(resolved) == len(set(map(os.path.abspath, resolved))) <= 2, resolved
+
+
+@pytest.mark.parametrize("git", [False, True])
 def test_folder_settings_inherited_only_where_nothing_could_change_them(tmp_path, git):
     _tree(tmp_path, {
         "devlint.toml": "[tool.devlint]\nprofile = \"torch\"\n",

@@ -307,3 +307,49 @@ def test_a_namespace_answer_is_reused_only_for_the_same_content(tmp_path):
     os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
     assert path.stat().st_ino == old.st_ino and path.stat().st_size == old.st_size
     assert answer() and calls == ["x = 'a'\n", "x = 'b'\n"]
+
+
+def test_a_namespace_answer_reads_no_text_where_the_stat_is_settled(tmp_path):
+    # a stat taken RACY_S after the file's last change is trusted, as the result cache and the
+    # package keys trust it: the warm hit neither reads nor digests the text
+    import hashlib
+    from types import SimpleNamespace
+
+    from devlint.engine.project.xspaces import NamespaceAnswers
+    from devlint.evidence import Reason
+
+    path = tmp_path / "ns" / "mod.py"
+    path.parent.mkdir()
+    path.write_text("x = 'a'\n")
+    past = time.time() - 60
+    os.utime(path, (past, past))
+    read = []
+
+    def text(p):
+        read.append(p)
+        return open(p).read()
+
+    project = SimpleNamespace(memo_file=lambda d, top: str(tmp_path / "memo.exempt.json"),
+                              text=text)
+    calls = []
+
+    def compute(p, res):
+        calls.append(p)
+        return {(0, "DL101"): Reason("cuda-callers", "called on CUDA", p, 1)}
+
+    def answer():
+        spaces = NamespaceAnswers(project, lambda root, top: (hashlib.blake2b(), True),
+                                  lambda p: (str(tmp_path), "ns.mod"), compute)
+        found = spaces.answer(str(path), SimpleNamespace(path=str(path), diagnostics=[]))
+        spaces.save()
+        return found
+
+    assert answer() and len(calls) == 1 and len(read) == 1  # the stored digest's read
+    read.clear()
+    assert answer() and len(calls) == 1 and read == []
+    # a stored entry without the time its stat was taken (an older memo) checks the digest
+    memo = tmp_path / "memo.xcallers.json"
+    data = json.loads(memo.read_text())
+    del data[str(path)]["taken"]
+    memo.write_text(json.dumps(data))
+    assert answer() and len(calls) == 1 and read == [str(path)]

@@ -143,6 +143,7 @@ class Cache:
         self._last = None  # (path, kind, settings, entry) of the last entry found
         self._stats: dict = {}  # path as given -> the stat `lookup` was given
         self._abs_stats: dict | None = None
+        self._abs_from = 0  # len(self._stats) when _abs_stats was built
         self.hits = 0
         self.misses = 0
 
@@ -204,9 +205,12 @@ class Cache:
         """{absolute path: stat} of the files this run looked up, as the runner took them
         before linting: the project stage lists its packages with them rather than a stat of
         each file again."""
-        if self._abs_stats is None or len(self._abs_stats) != len(self._stats):
+        # rebuilt when a lookup added a path since (the count of paths as given: two spellings
+        # of one file make one absolute path, and must not make every call rebuild it)
+        if self._abs_stats is None or self._abs_from != len(self._stats):
             self._abs_stats = {p if os.path.isabs(p) else os.path.abspath(p): st
                                for p, st in self._stats.items()}
+            self._abs_from = len(self._stats)
         return self._abs_stats
 
     def confirmed(self, path: str, kind: str, settings, stamp) -> list | None:

@@ -39,7 +39,8 @@ Limits: the scope is the calling function (a method, a module-level function, wi
 decorators and nested functions) or the module's own top-level code, never the functions of
 the file: one call exempts only the scope that makes it. In a test helper module only a skip counts as a requirement (`raise SkipTest`
 unless CUDA): its asserts check what a test produced. A call under `if`/`try` (one backend among others) does not count; nor does a
-plain `@triton.jit` kernel (generic Triton, also under `if has_triton():`), nor an assert
+plain `@triton.jit` kernel (generic Triton, also under `if has_triton():`), nor a call in
+a generator expression's body (it runs when consumed, if ever), nor an assert
 that also admits another accelerator (`x.is_cuda or x.is_xpu`); availability helpers
 (`is_*`, `has_*`, `get_*` ...) of a CUDA-only module are not CUDA-only calls. Calls through a
 module object (`k.f()`) and star imports are not followed.
@@ -264,7 +265,8 @@ def paths(body, _nested_depth: int = 0) -> tuple:
     """What a statement list calls on every path, for `always_calls`: ([(name, call)] outside
     `if`/`try`, [(paths of the if-arm, paths of the else-arm)] of each `if` with an `else`
     outside them), those of a function it defines and always calls included. A function's
-    (a class's `__init__`'s) body, or a module's."""
+    (a class's `__init__`'s) body, or a module's. A function or lambda it defines and does not
+    call is not called by it, nor is a generator expression's body (it runs when consumed)."""
     calls, forks, nested = [], [], {}
     stack = list(body)
     while stack:
@@ -276,6 +278,10 @@ def paths(body, _nested_depth: int = 0) -> tuple:
         if isinstance(n, _FUNCS):
             nested[n.name] = n
         if isinstance(n, vocabulary._CONDITIONAL):
+            continue
+        if isinstance(n, ast.GeneratorExp):
+            # its body runs only when the generator is consumed; its first iterable at once
+            stack.append(n.generators[0].iter)
             continue
         if isinstance(n, ast.Call):
             name = _callee_name(n)

@@ -49,6 +49,22 @@ def is_test_path(parts) -> bool:
     return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
 
 
+_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests"})
+
+
+def is_test_module(path: str) -> bool:
+    """Test code, from its path: a test module (`test_*.py`, pytest's other default file
+    pattern `*_test.py`, `conftest.py`) or a test helper (any file under `test/`, `tests/`,
+    `testing/`, `unittests/`). The project stage's one question (`xreach`: tests exercise
+    what they name wherever they run, they are not the product code that reaches a module;
+    `callees`: a test or helper may count a CUDA-only module's function as requiring CUDA).
+    `is_test_path`, which the per-file evidence and `Project.calls_cuda_only` ask, is
+    narrower: no `*_test.py`, and of the folders only `tests/`."""
+    parts = path.replace(os.sep, "/").split("/")
+    return is_test_path(parts) or parts[-1].endswith("_test.py") or not _TEST_DIRS.isdisjoint(
+        parts[:-1])
+
+
 def absolute_parts(facts) -> list:
     """The parts of the file's absolute path (`/` separated), computed once per file: every
     candidate's evidence asks (`os.path.abspath` per candidate was a few percent of a large

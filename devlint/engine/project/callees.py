@@ -29,13 +29,6 @@ _OWN_ONLY = 1  # `Project.cuda_only` at this depth gives the module's own reason
 # a module's reasons from its CUDA runtime use (`evidence.cuda_only_module._runtime_reason`)
 _RUNTIME_REASONS = ("it is built on CUDA IPC", "its top-level code uses CUDA IPC")
 _BENCH = re.compile(r"(?i)bench")
-_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests"})
-
-
-def _is_test(path: str) -> bool:
-    """A test module or a test helper: `test_*.py`, `conftest.py`, under `test/`, `tests/`."""
-    parts = path.replace(os.sep, "/").split("/")
-    return vocabulary.is_test_path(parts) or any(p in _TEST_DIRS for p in parts[:-1])
 
 
 def _root_of(directory: str, top: str, memo: dict) -> str | None:
@@ -100,7 +93,7 @@ def module_facts(path: str, modname: str, text: str, tree) -> dict:
     if principle.mentions(text):
         if parse() is not None:
             cuda = {n: r.to_dict() for n, r in principle.requirements(
-                parse(), text, path, _is_test(path), unless).items()}
+                parse(), text, path, vocabulary.is_test_module(path), unless).items()}
     facts = {"cuda": cuda, "exports": exports}
     if unless:  # requirements only at a parameter's default (`default_option`)
         facts["unless"] = {n: list(c) for n, c in unless.items()}
@@ -189,7 +182,7 @@ def _seed(project, path: str, mod: str) -> tuple:
     if tree is None:
         return {}, {}, read
     unless = dict(conds)
-    found = principle.requirements(tree, text, path, _is_test(path), unless, seed)
+    found = principle.requirements(tree, text, path, vocabulary.is_test_module(path), unless, seed)
     return ({n: r for n, r in found.items() if n not in seed},
             {n: list(c) for n, c in unless.items() if n not in seed}, read)
 
@@ -261,8 +254,8 @@ def _file_findings(project, path: str, res, keep, roots: dict, deps: dict) -> di
     if not text:
         return {}
     bench = any(_BENCH.search(p) for p in path.replace(os.sep, "/").split("/")[-3:])
-    in_tests = _is_test(path) or bench
-    seeded = bench and not _is_test(path)
+    in_tests = vocabulary.is_test_module(path) or bench
+    seeded = bench and not vocabulary.is_test_module(path)
     cuda = {}  # local name -> Reason
     unless = {}  # local name -> (param, position, default): only at that default
     for local, (root, mod, name) in _imports(project, path, text, roots).items():

@@ -15,7 +15,7 @@ import re
 import time
 
 from devlint.engine.project.package import (
-    _EMPTY, _file_imports, absolute, package_of, top_imports,
+    _EMPTY, _file_imports, absolute, package_of, through_a_parent, top_imports,
 )
 from devlint.engine.project.store import _key_hash, FactStore
 from devlint.evidence import Reason, vocabulary
@@ -407,7 +407,7 @@ class Project:
             return None
         sites = []  # (where, by_test, (path, row) of the evidence)
         index = self.importers(root, modname.split(".")[0])
-        if self._through_a_parent(index, modname, name, path):
+        if through_a_parent(self, index, modname, path, name):
             memo[name] = None  # `from pkg import mod; mod.f()`: not followed
             return None
         files = index.get(modname, {})
@@ -442,28 +442,6 @@ class Project:
             Reason(ONLY_CALLED_ON_CUDA, f"every use runs on CUDA only ({sites[0][0]})",
                    *sites[0][2]), any(s[1] for s in sites))
         return memo[name]
-
-    def _through_a_parent(self, index: dict, modname: str, name: str, path: str) -> bool:
-        """Whether some file reaches the module through a package above it: `from pkg import
-        mod` / `from . import mod` (then `mod.name(...)`), or `import pkg` with `mod.name` in
-        its text. Such uses are not followed, so they keep the findings."""
-        parts = modname.split(".")
-        for i in range(1, len(parts)):
-            parent, child = ".".join(parts[:i]), parts[i]
-            for p, names in index.get(parent, {}).items():
-                if p == path:
-                    continue
-                if any(n == child for n, _ in names):
-                    return True
-                if ("*", "*") not in names:
-                    continue
-                text = self.text(p) or ""
-                # the substring first: the word-bounded regex scans every position of the
-                # (many) texts that never name it
-                if f"{child}.{name}" in text and re.search(
-                        r"\b%s\.%s\b" % (re.escape(child), re.escape(name)), text):
-                    return True
-        return False
 
     def _own_uses(self, path: str, name: str):
         """([(row, how)] uses of `name` on CUDA, [module-level functions holding the others

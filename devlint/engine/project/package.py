@@ -101,6 +101,62 @@ def statements_at(body, rows):
                     stack.append((child, inner))
 
 
+def through_a_parent(project, index: dict, modname: str, path: str, name: str | None = None,
+                     named: bool = False, skip=None) -> bool:
+    """Whether a file other than `path` may reach the module `modname` through a package above
+    it (`from pkg import mod`, then `mod.name(...)`): uses through attributes are not followed,
+    so an answer that needs every use is not given (the findings are kept). `index` is
+    `Project.importers`' ({module: {path: {(name, local)}}}; ("*", "*") for `import M`),
+    `project.text(p)` an importer's text. One walk down the packages above the module (`pkg`,
+    `pkg.ops` for `pkg.ops.mod`), each with its child on the way (`ops`, `mod`); what is
+    asked differs by what is followed:
+
+    - `name` given, the uses of the module's function `name` (`Project._on_cuda_only`,
+      `xcallers`): an importer of a package above that imports the child (`from pkg import
+      mod`, `from . import mod`) reaches it, and so does `import pkg` with `child.name` in
+      its text. With `named` (`xcallers`' caller walk) an importer of the child counts only
+      where its text also names `name`: one that never names it (`from pkg import kernels`
+      for other kernels) cannot call it by name; `only-called-on-cuda` counts every one.
+    - `name` None, the references to the module itself (`xreach`): an importer whose text
+      names the module's leaf, of a package above the module's own parent that imports the
+      child or the package (`from pkg import ops`, then `ops.x.mod`), or of its own parent by
+      `import parent` only (`from parent import mod` is a reference `xreach` judges as such);
+      importers `skip(p)` holds (tests) are left out.
+
+    Texts are searched for the substring first: the word-bounded regex would scan every
+    position of the (many) texts that never name it."""
+    parts = modname.split(".")
+    word = None  # the word-bounded name (leaf or function) searched for, compiled once
+    for i in range(1, len(parts)):
+        parent, child = ".".join(parts[:i]), parts[i]
+        wanted = ("*",) if i == len(parts) - 1 else (child, "*")
+        for p, names in index.get(parent, {}).items():
+            if p == path:
+                continue
+            if name is None:  # the module itself
+                if not any(n in wanted for n, _ in names) or skip is not None and skip(p):
+                    continue
+                leaf, text = parts[-1], project.text(p) or ""
+                word = word or re.compile(r"\b%s\b" % re.escape(leaf))
+                if leaf in text and word.search(text):
+                    return True
+                continue
+            direct = any(n == child for n, _ in names)
+            if direct and not named:
+                return True
+            if not direct and ("*", "*") not in names:
+                continue
+            text = project.text(p) or ""
+            if direct:
+                word = word or re.compile(r"\b%s\b" % re.escape(name))
+                if name in text and word.search(text):
+                    return True
+            elif f"{child}.{name}" in text and re.search(
+                    r"\b%s\.%s\b" % (re.escape(child), re.escape(name)), text):
+                return True
+    return False
+
+
 def _file_imports(path: str, top: str) -> list:
     """[[module, [[name, local], ...]], ...] of a file's imports of the top-level package
     `top` (relative ones resolved)."""

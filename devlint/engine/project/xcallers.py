@@ -23,7 +23,7 @@ import re
 from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
 from devlint.engine.project.index import _TREE_HELD_CHARS
-from devlint.engine.project.package import _spans, package_of, rows_naming
+from devlint.engine.project.package import _spans, package_of, rows_naming, through_a_parent
 from devlint.engine.project.walker import _CudaWalker
 import devlint.engine.project.xchoice as xchoice
 from devlint.evidence import cuda_callers, cuda_choice
@@ -387,7 +387,7 @@ class _State:
             return None  # listed in `__all__`: public API, callers outside are not seen
         top = modname.split(".")[0]
         index = project.importers(root, top)
-        if xchoice.through_a_parent(project, index, modname, name, path):
+        if through_a_parent(project, index, modname, path, name, named=True):
             return None  # `from pkg import mod; mod.name(...)`: not followed
         sites = []
         own = self.uses(path, {name}, skip=(kind, name))

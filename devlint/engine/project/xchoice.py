@@ -4,9 +4,7 @@ file is a test that establishes CUDA (or False/None) selects CUDA as the test it
 
 `choice(walker, test)` answers for a test of a walked file (memoized per walker); `walk_if`
 lets the walker descend an `if` on such a flag with the `Choice` as its `why`; `written_elsewhere`
-reads the package's other files (bytes, a substring first) for a write of an attribute flag;
-`through_a_parent` is `Project._through_a_parent` less the importers that never name the
-function."""
+reads the package's other files (bytes, a substring first) for a write of an attribute flag."""
 from __future__ import annotations
 
 import ast
@@ -184,34 +182,6 @@ def written_elsewhere(walker, attr: str) -> bool:
                 break
         memo[key] = found
     return memo[key]
-
-
-def through_a_parent(project, index: dict, modname: str, name: str, path: str) -> bool:
-    """`Project._through_a_parent` (a file reaching the module through a package above it:
-    `from pkg import mod`, then `mod.name(...)`), where the importer also names `name`: one
-    that never names it (`from pkg import kernels` for other kernels) cannot call it by name."""
-    parts = modname.split(".")
-    pattern = None
-    for i in range(1, len(parts)):
-        parent, child = ".".join(parts[:i]), parts[i]
-        for p, names in index.get(parent, {}).items():
-            if p == path:
-                continue
-            direct = any(n == child for n, _ in names)
-            if not direct and ("*", "*") not in names:
-                continue
-            text = project.text(p) or ""
-            if name not in text:
-                continue
-            if direct:
-                pattern = pattern or re.compile(r"\b%s\b" % re.escape(name))
-                if pattern.search(text):
-                    return True
-                continue
-            if f"{child}.{name}" in text and re.search(
-                    r"\b%s\.%s\b" % (re.escape(child), re.escape(name)), text):
-                return True
-    return False
 
 
 _TRITON_KERNEL = re.compile(r"^[ \t]*@(?:triton|tl)\.(?:jit|autotune|heuristics)\b", re.M)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 
+from devlint.engine.project.package import through_a_parent
 from devlint.evidence import cuda_reach
+from devlint.evidence.vocabulary import is_test_module
 from devlint.evidence.cuda_choice import Choice
 
 _MAX_REFS = 12  # references judged per module, at most (more: kept, the answer costs)
@@ -63,6 +65,11 @@ def _reached(state, path, deps=None):
         return None  # the stage's own principle answers for it
     refs = {}  # importer path -> its local names for the module or what it imports from it
     names = [pkg, *([_outer(pkg)] if _outer(pkg) else [])]
+    outer = names[-1][0]
+
+    def test(p: str) -> bool:  # (asked below the package root: not of the folders above it)
+        return is_test_module(os.path.relpath(p, outer))
+
     if deps is not None and len(names) > 1:
         deps.update(_tree_stats(state, names[-1][0], names[-1][1].split(".")[0]))
     for root, modname in names:
@@ -75,12 +82,12 @@ def _reached(state, path, deps=None):
             locals_ = {local for n, local in got if n == leaf}
             if p != path and locals_:
                 refs.setdefault(p, set()).update(locals_)
-        if _through_an_ancestor(project, index, modname, path):
+        if through_a_parent(project, index, modname, path, skip=test):
             return None  # `from pkg import ops`, then `ops.x.mod...`: not followed
     root, modname = names[-1]  # the outermost name: the one a dotted string spells
     top = modname.split(".")[0]
     refs = [(p, sorted(v)) for p, v in sorted(refs.items())]
-    refs = [(p, v) for p, v in refs if not _is_test(p)]
+    refs = [(p, v) for p, v in refs if not test(p)]
     if len(refs) > _MAX_REFS:
         return None
     first, at_import, by_test = None, False, False
@@ -100,7 +107,7 @@ def _reached(state, path, deps=None):
                 if modname.startswith(prefix) for p, row in ps if p != path}
     strings |= {(p, row) for p, row in dotted.get(".", {}).get(
         modname.rpartition(".")[0] + ".", ()) if p != path}
-    strings = {(p, row) for p, row in strings if not _is_test(p)}
+    strings = {(p, row) for p, row in strings if not test(p)}
     if len(refs) + len(strings) > _MAX_REFS or not refs and not strings:
         return None  # no reference at all: an entry point, loaded by a name not seen
     for p, row in sorted(strings):
@@ -254,33 +261,6 @@ def _cuda_module(state, path: str, root: str):
     from devlint.evidence.cuda_only_module import _cuda_only_reason
 
     return _cuda_only_reason(os.path.basename(path), _EMPTY)
-
-
-def _is_test(path: str) -> bool:
-    """A test module (`test_*.py`, `*_test.py`, `conftest.py`): tests exercise what they name,
-    wherever they run; they are not the product code that reaches it."""
-    name = os.path.basename(path)
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-
-
-def _through_an_ancestor(project, index, modname: str, path: str) -> bool:
-    """Whether a file imports a package above the module's own (`from pkg import ops`, or
-    `import pkg.ops`) and names the module's leaf in its text: it may reach the module
-    through attributes, which are not followed."""
-    parts = modname.split(".")
-    leaf = parts[-1]
-    pattern = re.compile(r"\b%s\b" % re.escape(leaf))
-    for i in range(1, len(parts)):
-        ancestor, child = ".".join(parts[:i]), parts[i]
-        # the module's own parent: `from parent import leaf` is a reference judged as such
-        wanted = ("*",) if i == len(parts) - 1 else (child, "*")
-        for p, names in index.get(ancestor, {}).items():
-            if p == path or _is_test(p) or not any(n in wanted for n, _ in names):
-                continue
-            text = project.text(p) or ""
-            if leaf in text and pattern.search(text):
-                return True
-    return False
 
 
 def _used_at_import(project, path: str) -> set:
