@@ -127,6 +127,15 @@ def test_test_helpers_and_suffixed_tests_are_no_references(pkg, test_file):
     assert [f for f in findings(pkg) if f[0] != test_file] == []
 
 
+def test_a_shipped_testing_package_is_a_reference(pkg):
+    # `pkg/testing/` (like `torch.testing`) is imported by users: its generic use keeps the
+    # module's findings (found in review: it was taken for test code)
+    write_package(pkg, {"pkg/testing/fake_platform.py":
+                         "from pkg.layers.backends.sla import SLABackend\n\n\n"
+                         "def generic_backend():\n    return SLABackend()\n"})
+    assert any(f[0].endswith("sla.py") for f in findings(pkg))
+
+
 def test_a_warm_answer_sees_a_new_importer_in_the_package_above(tmp_path):
     # the module sits in a folder without __init__.py below `outer`: its references are read
     # from `outer`, whose files the stored answer must depend on (found in review)
@@ -159,6 +168,8 @@ def test_a_warm_answer_sees_a_new_importer_in_the_package_above(tmp_path):
     ("pkg/ops/fused_test.py", True),  # pytest's `*_test.py` (callees' own said no)
     ("pkg/test_ops.py", True), ("conftest.py", True),
     ("pkg/ops/fused.py", False), ("pkg/testament.py", False), ("pkg/latest/run.py", False),
+    # a shipped package of test utilities (`torch.testing`) is product code (found in review)
+    ("pkg/testing/fake_platform.py", False),
 ])
 def test_one_test_predicate_for_the_project_stage(path, expected):
     from devlint.evidence.vocabulary import is_test_module

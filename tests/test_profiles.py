@@ -148,3 +148,19 @@ def test_the_profile_names_the_command_line_accepts_unread_are_built_in():
     from devlint.settings import PROFILES
 
     assert set(PROFILES) - {"auto"} <= set(builtin_profiles())
+
+
+@pytest.mark.parametrize("own_backend,reported", [(False, False), (True, True)])
+def test_gloo_is_a_device_choice_only_where_the_profile_names_its_backend(
+        tmp_path, own_backend, reported):
+    # a custom profile that only extends torch has torch's dist-backend: gloo stays the CPU
+    # backend there, as under --profile torch; one that names its platform's is asked for it
+    role = ('dist-backend = { expr = "get_accelerator().backend_name()", '
+            'import = "from mylib import get_accelerator" }\n') if own_backend else ""
+    (tmp_path / "devlint.toml").write_text(
+        f'profile = "mine"\n[profiles.mine]\nextends = "torch"\n{role}')
+    (tmp_path / "m.py").write_text("import torch.distributed as dist\n"
+                                   'dist.init_process_group(backend="gloo")\n')
+    p = subprocess.run([sys.executable, "-m", "devlint", "check", "--output-format", "json",
+                        "--exit-zero", "m.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert [d["code"] for d in json.loads(p.stdout)] == (["DL501"] if reported else [])

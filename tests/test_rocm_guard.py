@@ -20,6 +20,8 @@ def _test(src: str):
     ("is_hip_runtime()", True), ("is_rocm_platform()", True),
     ("is_cuda_alike()", False), ("is_rocm_or_cuda()", False), ("is_hip_not_supported()", False),
     ("is_hip(device)", False), ("is_hipster()", False), ("use_rocm_kernels()", False),
+    # another word after the query asks something else, true on CUDA machines too
+    ("is_rocm_disabled()", False), ("is_hip_unsupported()", False),
 ])
 def test_rocm_query(src, want):
     assert rocm_query(_test(src)) is want
@@ -78,3 +80,30 @@ def test_rocm_guard_is_shown_with_its_evidence():
     # the flag chain's assignment (6), the `and` beside the flag (12), the else of the
     # negation (the flag's assignment, 5)
     assert rocm == [(11, "DL103", 6), (12, "DL202", 12), (17, "DL102", 5)]
+
+
+ORDER = '''import torch
+from sglang.srt.utils import is_hip
+
+_is_hip = is_hip()
+
+
+def warm(model):
+    if model.to("cuda").training and is_hip():
+        return model
+
+
+def free_mem():
+    return torch.cuda.mem_get_info()[0] > 2**30 and _is_hip
+
+
+def after(x):
+    return _is_hip and x.to("cuda")
+'''
+
+
+def test_only_the_operands_after_the_rocm_test_are_its():
+    # `A and is_hip()` evaluates A on every platform: only what follows the ROCm test
+    # decides on ROCm alone (the review of c425291 found A exempted too)
+    found = sorted((d.code, d.location[0]) for d in check_source(ORDER, "m.py", profile="torch"))
+    assert found == [("DL101", 8), ("DL401", 13)]

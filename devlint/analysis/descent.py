@@ -448,12 +448,16 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
                 elif (rocm := self._rocm_operand(node, w)) is not None:
                     # `_is_hip and values.is_cuda`: the whole test holds only on ROCm, where
                     # a tensor on the AMD GPU is a "cuda" one (`evidence.rocm_guard`)
+                    # only the operands after it: those before run on every platform
+                    # (`x.to("cuda").training and is_hip()`)
                     on = self._guarded(w, True, None, rocm_guard_reason(
                         rocm, f.path, "operand"))
+                    after = False
                     for v in node.values:
-                        if v is not rocm:
+                        if after:
                             wmap[id(v)] = on
-                        stack.append((v, node, w if v is rocm else on))
+                        stack.append((v, node, on if after else w))
+                        after = after or v is rocm
                     continue
                 elif isinstance(node.op, ast.And) and not w.guarded:
                     # `_is_cuda and x.is_cuda and ...`: the operands after one that

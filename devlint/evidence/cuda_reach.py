@@ -28,8 +28,9 @@ run time) is not reached "only on CUDA"; a reference through the module object (
 pkg.mod`, or a package above it whose importer names the module: `from pkg import ops`), a star
 import, a re-export by a package's `__init__`, an import never used, an `isinstance` or
 annotation use, or a formatted string that may name it (`f"pkg.ops.{m}"`, `"pkg.ops." + m` for
-a module of `pkg.ops`) in generic code keeps the findings; references from test modules
-(`test_*.py`, `conftest.py`) are not counted: tests exercise what they name wherever they run,
+a module of `pkg.ops`) in generic code keeps the findings; references from test code
+(`test_*.py`, `*_test.py`, `conftest.py`, files under `test/`, `tests/`, `unittests/`; not a
+shipped `testing/` package) are not counted: tests exercise what they name wherever they run,
 they are not the product code that reaches it; a string in a module that is not CUDA-only keeps
 them (the stage does not judge where a string is resolved); one use elsewhere keeps them (the
 chain stops at the first generic use: a module also imported unconditionally by generic code is

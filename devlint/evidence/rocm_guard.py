@@ -33,8 +33,11 @@ Limits: only a test that holds ONLY on ROCm: `is_cuda_alike()` also holds on CUD
 (`cuda-alike-guard`: the API rules only, its device literals stay reported), a negation's
 own branch (`if not _is_hip: x.cuda()`) runs everywhere else, and an `or` with another
 condition (`_is_hip or use_triton`) is no such test; a name that also names another
-platform or a negation (`is_rocm_or_cuda`, `is_hip_not_supported`) is no ROCm query; an early exit counts for the rest of
-its own block only. A visibility variable or a backend name under the test stays reported
+platform or a negation (`is_rocm_or_cuda`, `is_hip_not_supported`), or any word but
+`runtime`, `platform`, `build`, `available`, `enabled`, `device`, `backend` after `is_rocm` /
+`is_hip` (`is_rocm_disabled`), is no ROCm query; in an `and` only the operands after the ROCm
+test are its (`x.to("cuda").training and is_hip()` runs the first everywhere); an early exit
+counts for the rest of its own block only. A visibility variable or a backend name under the test stays reported
 (DL301, DL501: `HIP_VISIBLE_DEVICES` is ROCm's variable, and a backend name is chosen by
 the distributed layer, not by the device type). A value that mixes a ROCm-only source with
 a CUDA or CUDA-alike one is `cuda-alike-guard`'s. A project rule that forbids the call
@@ -53,6 +56,12 @@ _ROCM_PARTS = frozenset({"rocm", "hip"})
 _NOT_ALONE = frozenset({"or", "not", "non", "no", "cuda", "nvidia", "xpu", "npu", "cpu", "mps",
                         "hpu", "musa", "xla", "tpu", "mlu"})
 
+# the words after `is_rocm` / `is_hip` that keep the name the same question (`is_hip_runtime()`,
+# `is_rocm_platform()`); any other (`is_rocm_disabled()`, `is_hip_unsupported()`) asks
+# something else, true on CUDA machines too
+_SAME_QUERY = frozenset({"runtime", "platform", "build", "available", "enabled", "device",
+                         "backend"})
+
 
 def rocm_query(test) -> bool:
     """`is_rocm()`, `current_platform.is_rocm()`, `is_hip()`, `is_ROCM()`, `is_hip_runtime()`,
@@ -63,7 +72,7 @@ def rocm_query(test) -> bool:
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     parts = name.lower().split("_")
     return len(parts) >= 2 and parts[0] == "is" and parts[1] in _ROCM_PARTS \
-        and not _NOT_ALONE & set(parts)
+        and not _NOT_ALONE & set(parts) and set(parts[2:]) <= _SAME_QUERY
 
 
 def rocm_polarity(test) -> int:

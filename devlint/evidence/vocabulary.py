@@ -49,13 +49,15 @@ def is_test_path(parts) -> bool:
     return "tests" in parts[:-1] or stem.startswith("test_") or stem == "conftest"
 
 
-_TEST_DIRS = frozenset({"test", "tests", "testing", "unittests"})
+# not `testing/`: a shipped package of test utilities (`torch.testing`, `numpy.testing`) is
+# product code that other code imports
+_TEST_DIRS = frozenset({"test", "tests", "unittests"})
 
 
 def is_test_module(path: str) -> bool:
     """Test code, from its path: a test module (`test_*.py`, pytest's other default file
     pattern `*_test.py`, `conftest.py`) or a test helper (any file under `test/`, `tests/`,
-    `testing/`, `unittests/`). The project stage's one question (`xreach`: tests exercise
+    `unittests/`; not `testing/`, a shipped package like `torch.testing`). The project stage's one question (`xreach`: tests exercise
     what they name wherever they run, they are not the product code that reaches a module;
     `callees`: a test or helper may count a CUDA-only module's function as requiring CUDA).
     `is_test_path`, which the per-file evidence and `Project.calls_cuda_only` ask, is

@@ -258,11 +258,11 @@ def _platform_names_backends(facts) -> bool:
     Under torch's own profile it is the CPU backend, built into every torch and pinning
     nothing to CUDA (four of four judged lines across nine samples were false positives):
     the fix would turn it into NCCL on CUDA machines, not make CUDA code portable."""
-    if facts.profile == "torch":
-        return False
     from devlint.profiles import get_profile
 
-    return get_profile(facts.profile, facts.settings).role("dist-backend") is not None
+    own = get_profile(facts.profile, facts.settings).role("dist-backend")
+    # a custom profile that `extends = "torch"` without its own role has torch's
+    return own is not None and own != get_profile("torch").role("dist-backend")
 
 
 def _is_group_entry(name: str) -> bool:

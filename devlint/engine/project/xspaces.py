@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 from devlint.engine.project.xgates import _stat
 from devlint.evidence import Reason
@@ -16,8 +15,7 @@ class NamespaceAnswers:
     """The answers for the modules of namespace packages (no `__init__.py` above them), which
     `per_package` cannot group: stored per file, in a memo of its folder beside the stage's,
     keyed by the file's stat and the digest of its text (as the result cache keys its
-    entries: the stat alone where it was taken `RACY_S` after the file's last change, else
-    the digest too, so a content change that keeps the stat is seen), the package its absolute imports name (`_State.module`: the
+    entries: a content change that keeps the stat is seen), the package its absolute imports name (`_State.module`: the
     files `_function_sites` reads are that package's), that package's key (`key_of`: the stat
     of each of its files) and the places of the findings left; a warm run walks no caller."""
 
@@ -57,24 +55,13 @@ class NamespaceAnswers:
         text = self.project.text(path)
         return None if text is None else digest(text.encode("utf-8", "surrogateescape"))
 
-    def _same_text(self, path, entry, st) -> bool:
-        """The entry was answered from the file's current text: its stat is the stored one,
-        taken at least `RACY_S` after the file's last change (the result cache's rule: a
-        write in the same clock tick could keep the stat), else the digests agree."""
-        from devlint.engine.cache import RACY_S
-
-        if entry.get("stat") != st or entry.get("digest") is None:
-            return False
-        taken = entry.get("taken")
-        if isinstance(taken, (int, float)) and taken - st[0] / 1e9 >= RACY_S:
-            return True  # no read of the text, no digest
-        return entry.get("digest") == self._digest(path)
-
     def answer(self, path, res) -> dict:
         memo = self._memo(path)
-        taken, st = time.time(), _stat(path)
+        st = _stat(path)
         entry = self.memos[memo].get(path) if memo else None
-        if isinstance(entry, dict) and st is not None and self._same_text(path, entry, st) \
+        if isinstance(entry, dict) and st is not None and entry.get("stat") == st \
+                and entry.get("digest") is not None \
+                and entry.get("digest") == self._digest(path) \
                 and isinstance(entry.get("pkg"), list) and len(entry["pkg"]) == 2 \
                 and isinstance(entry.get("called"), list):
             key = self._key(*entry["pkg"], res)
@@ -88,8 +75,7 @@ class NamespaceAnswers:
             key = self._key(root, top, res) \
                 if path.startswith(os.path.join(root, top) + os.sep) else None
             if key is not None:
-                self.memos[memo][path] = {"stat": st, "taken": taken,
-                                          "digest": self._digest(path),
+                self.memos[memo][path] = {"stat": st, "digest": self._digest(path),
                                           "pkg": [root, top], "key": key, "called": [
                     [start, code, r.to_dict()] for (start, code), r in found.items()]}
                 self.dirty.add(memo)
