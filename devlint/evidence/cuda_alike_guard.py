@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 
 from devlint.evidence import Reason
-from devlint.evidence.rocm_guard import rocm_guard_reason, rocm_polarity, rocm_query
+from devlint.evidence.rocm_guard import polarity, rocm_guard_reason, rocm_polarity, rocm_query
 
 # `is_hip()` is `is_rocm()` under another name (sglang, older vLLM): true only on ROCm
 _ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
@@ -33,17 +33,15 @@ _ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
 def alike_polarity(test) -> int:
     """+1 where the test is true only on a CUDA-alike platform (`is_cuda_alike()`,
     `is_rocm()`, any case, also as one operand of `and`), -1 for its negation, 0 otherwise."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return -alike_polarity(test.operand)
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return 1 if any(alike_polarity(v) > 0 for v in test.values) else 0
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return -1 if any(alike_polarity(v) < 0 for v in test.values) else 0
+    return polarity(test, _alike_query)
+
+
+def _alike_query(test) -> bool:
     if not isinstance(test, ast.Call):
-        return 0
+        return False
     func = test.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return 1 if (name.lower() in _ALIKE_QUERIES and not test.args) or rocm_query(test) else 0
+    return (name.lower() in _ALIKE_QUERIES and not test.args) or rocm_query(test)
 
 
 def alike_guard_reason(test, path: str | None, branch: str = "if") -> Reason:

@@ -75,17 +75,22 @@ def rocm_query(test) -> bool:
         and not _NOT_ALONE & set(parts) and set(parts[2:]) <= _SAME_QUERY
 
 
-def rocm_polarity(test) -> int:
-    """+1 where the test is true only on ROCm (`is_rocm()`, also as one operand of `and`),
-    -1 where it is false only there (its negation, an `or` with a negated one), 0
-    otherwise."""
+def polarity(test, query) -> int:
+    """+1 where `test` is true only where the platform `query` (a predicate of a call) asks
+    about holds (the query, also as one operand of `and`), -1 where it is false only there
+    (its negation, an `or` with a negated one), 0 otherwise."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return -rocm_polarity(test.operand)
+        return -polarity(test.operand, query)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return 1 if any(rocm_polarity(v) > 0 for v in test.values) else 0
+        return 1 if any(polarity(v, query) > 0 for v in test.values) else 0
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return -1 if any(rocm_polarity(v) < 0 for v in test.values) else 0
-    return 1 if rocm_query(test) else 0
+        return -1 if any(polarity(v, query) < 0 for v in test.values) else 0
+    return 1 if query(test) else 0
+
+
+def rocm_polarity(test) -> int:
+    """`polarity` of a test about ROCm (`is_rocm()`, `not is_hip()`, `ok and is_rocm()`)."""
+    return polarity(test, rocm_query)
 
 
 _TEXT = {
