@@ -6,7 +6,9 @@ is_cuda_alike(): return None`: the branch runs only on CUDA or on ROCm, and PyTo
 build *is* the "cuda" device type, so its `torch.cuda` module is the right API on both (the
 same reason a ROCm file is CUDA-alike, `cuda_only_module`).
 Evidence: the test (a call of `is_cuda_alike()`, also one operand of an `and`, or negated
-before an early exit; `is_rocm()` / `is_hip()` give `rocm-guard`'s reason), and its line;
+before an early exit; the same spelt out as an `or` each operand of which asks for CUDA or
+ROCm, `is_rocm() or is_cuda()`; `is_rocm()` / `is_hip()` give `rocm-guard`'s reason), and
+its line;
 a flag assigned from one, also through a chain of flags (`_use_aiter = env and _is_hip`, then
 `use_fused = _use_aiter and ok`), is followed as `cuda_value` follows flags.
 Limits: only the `torch.cuda` API rules (DL401-DL404) honour it; a device literal, a
@@ -32,8 +34,22 @@ _ALIKE_QUERIES = frozenset({"is_cuda_alike", "is_rocm", "is_hip"})
 
 def alike_polarity(test) -> int:
     """+1 where the test is true only on a CUDA-alike platform (`is_cuda_alike()`,
-    `is_rocm()`, any case, also as one operand of `and`), -1 for its negation, 0 otherwise."""
-    return polarity(test, _alike_query)
+    `is_rocm()`, any case, also as one operand of `and`; an `or` of such tests and CUDA
+    platform queries, `is_rocm() or is_cuda()`), -1 for its negation, 0 otherwise."""
+    found = polarity(test, _alike_query)
+    if found or not isinstance(test, (ast.BoolOp, ast.UnaryOp)):
+        return found
+    # `is_rocm() or is_cuda()` is `is_cuda_alike()` spelt out: every operand of the `or` holds
+    # only on CUDA or on ROCm (a pure CUDA query alone is `cuda_guard`'s business)
+    return polarity(test, _alike_or_cuda_query)
+
+
+def _alike_or_cuda_query(test) -> bool:
+    if _alike_query(test):
+        return True
+    func = getattr(test, "func", None) if isinstance(test, ast.Call) else None
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "is_cuda" and not test.args and not test.keywords
 
 
 def _alike_query(test) -> bool:

@@ -77,14 +77,17 @@ def rocm_query(test) -> bool:
 
 def polarity(test, query) -> int:
     """+1 where `test` is true only where the platform `query` (a predicate of a call) asks
-    about holds (the query, also as one operand of `and`), -1 where it is false only there
-    (its negation, an `or` with a negated one), 0 otherwise."""
+    about holds (the query, also as one operand of `and`, or every operand of an `or`), -1
+    where it is false only there (its negation, an `or` with a negated one), 0 otherwise."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return -polarity(test.operand, query)
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return 1 if any(polarity(v, query) > 0 for v in test.values) else 0
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return -1 if any(polarity(v, query) < 0 for v in test.values) else 0
+        signs = [polarity(v, query) for v in test.values]
+        if any(s < 0 for s in signs):
+            return -1
+        return 1 if all(s > 0 for s in signs) else 0
     return 1 if query(test) else 0
 
 

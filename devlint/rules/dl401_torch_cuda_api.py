@@ -155,6 +155,10 @@ class TorchCudaApi(Rule):
               "        torch.cuda.synchronize()\n"),
         Valid("import torch\n\n\ndef sync():\n    if not current_platform.is_rocm():\n"
               "        return\n    torch.cuda.synchronize()\n"),
+        # the same test spelt out: every operand of the `or` asks for CUDA or ROCm
+        Valid("import torch\n\n\ndef sync():\n"
+              "    if current_platform.is_rocm() or current_platform.is_cuda():\n"
+              "        torch.cuda.synchronize()\n    else:\n        current_platform.synchronize()\n"),
         # under a CUDA guard (the torch profile): the guard's business, not the body's
         Valid("import torch\nif current_platform.is_cuda():\n    torch.cuda.empty_cache()\n"),
         Valid("class A:\n    def f(self):\n        self.cuda.synchronize()\n"),
@@ -256,6 +260,13 @@ class TorchCudaApi(Rule):
               "      and (is_sm_at_least_100() and cuda_at_least(12, 8)) or is_MI350())\n"),
     ]
     invalid = [
+        # an `or` with an operand that is no CUDA or ROCm query holds elsewhere too
+        Invalid("import torch\n\n\ndef sync(eager):\n"
+                "    if current_platform.is_rocm() or eager:\n        torch.cuda.synchronize()\n",
+                "import torch\n\n\ndef sync(eager):\n"
+                "    if current_platform.is_rocm() or eager:\n"
+                "        if torch.accelerator.is_available():\n"
+                "            torch.accelerator.synchronize()\n"),
         # ... not where an element may skip the test (a `continue` before it)
         Invalid("import torch\n\n\ndef free(videos):\n    for v in videos:\n"
                 "        if v.dim() == 3:\n            continue\n"
