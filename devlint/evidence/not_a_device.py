@@ -9,9 +9,15 @@ A private module-level function (`def _run_torch11(rank):`) whose every use in t
 stands inside such a skipped test (`spawn(_run_torch11, 1)` in a test decorated
 `@pytest.mark.skip`) never runs either: the evidence is the skip decorator of (the first of)
 those tests.
+A visibility variable read only as the text of a message (`logger.warning("... %s",
+os.environ.get("CUDA_VISIBLE_DEVICES"))`, `f"(CUDA_VISIBLE_DEVICES={os.environ.get(...)})"`
+inside a `logger.info(...)`, a `print`, a `warnings.warn`, an exception's argument) chooses no
+device: the rubric's log/error text. The evidence is the message call's line.
 Limits: a rule that fixes a construction may still rewrite the annotations tied to it (the
 rules that ask for annotations pass `annotations=True`); a default value is not an annotation.
-A public function may be run by other modules; a use anywhere else (another test, the
+A read of the variable that is stored first (`v = os.environ.get(...)`, then
+`logger.info(v)`), compared, asserted or returned decides something, and stays a finding; so
+does setting it anywhere. A public function may be run by other modules; a use anywhere else (another test, the
 `__main__` block, module-level code, an `__all__` string) keeps it live.
 """
 from __future__ import annotations
@@ -24,6 +30,11 @@ from devlint.evidence import Reason
 def annotation_reason(node, path: str | None) -> Reason:
     return Reason("not-a-device", "a type annotation changes nothing at run time", path,
                   getattr(node, "lineno", None))
+
+
+def message_text_reason(call, path: str | None) -> Reason:
+    return Reason("not-a-device", "read only as the text of a message (log, print, warning or "
+                  "exception): it names no device", path, getattr(call, "lineno", None))
 
 
 def type_checking_reason(test, path: str | None) -> Reason:

@@ -5,7 +5,8 @@ import ast
 
 from devlint.diagnostics import Applicability, Edit, Fix
 from devlint.analysis.fixkit import make_fix, role_expr
-from devlint.rules._device import skipped
+from devlint.evidence.not_a_device import message_text_reason
+from devlint.rules._device import note_exempt, skipped
 from devlint.rules.base import IN_FILE, IN_PACKAGE, Invalid, Rule, Valid
 
 _ENV_FUNCS = {"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.pop",
@@ -75,6 +76,12 @@ class CudaVisibleDevices(Rule):
         Valid('print(f"CUDA_VISIBLE_DEVICES={v}")\nlogger.info("CUDA_VISIBLE_DEVICES=%s", v)\n'
               'raise RuntimeError(f"CUDA_VISIBLE_DEVICES={v} hides every GPU")\n'),
         Valid('"""CUDA_VISIBLE_DEVICES=0 python run.py trains on the first GPU."""\n'),
+        # the variable read only as the text of a log line or an error (not-a-device)
+        Valid('import os\nlogger.warning("context: CUDA_VISIBLE_DEVICES=%s", '
+              'os.environ.get("CUDA_VISIBLE_DEVICES"))\n'
+              'logger.info(f"on gpu {g} (CUDA_VISIBLE_DEVICES='
+              '{os.environ.get(\'CUDA_VISIBLE_DEVICES\', \'unset\')})")\n'
+              'raise RuntimeError(f"no GPU in {os.environ[\'CUDA_VISIBLE_DEVICES\']}")\n'),
         Valid('if is_torch_npu_available():\n    p = f"ASCEND_RT_VISIBLE_DEVICES={g}"\n'
               'elif is_torch_cuda_available():\n    p = f"CUDA_VISIBLE_DEVICES={g}"\n'),
         # nvidia-tool: a tool built on nvidia-smi numbers NVIDIA GPUs
@@ -101,6 +108,9 @@ class CudaVisibleDevices(Rule):
                 'import os\nfrom vllm.platforms import current_platform\n'
                 'os.environ[current_platform.device_control_env_var] = "0,1"\n', profile="vllm"),
         Invalid('import os\nv = os.environ.get("CUDA_VISIBLE_DEVICES", "")\n', None),
+        # ... but a read that decides something inside the message call is a choice
+        Invalid('import os\nlogger.info("one GPU" if os.environ.get("CUDA_VISIBLE_DEVICES") '
+                'else "all")\n', None),
         # a tool that also asks another vendor's tool serves several platforms (nvidia-tool's
         # limit), and a mention of nvidia-smi in a message is no run
         Invalid('import os\nimport subprocess\n\n\ndef smi():\n'
@@ -139,6 +149,10 @@ class CudaVisibleDevices(Rule):
         yield from self._command_prefixes(facts)
         for node in facts.strings:
             if node.value != "CUDA_VISIBLE_DEVICES" or not _is_env_use(facts, node):
+                continue
+            message = _message_call(facts, node)
+            if message is not None:  # read only as the text of a log line or an error
+                note_exempt(facts, node, message_text_reason(message, facts.path))
                 continue
             if skipped(facts, node, api=True):
                 continue
@@ -216,6 +230,31 @@ def _in_message(facts, node) -> bool:
         cur, par = par, facts.get_parent(par) or facts.tree_parent(par)
     return isinstance(par, (ast.Raise, ast.Assert)) or (isinstance(par, ast.Expr)
                                                         and par.value is node)
+
+
+def _message_call(facts, node):
+    """The print/log/warn call or exception whose argument reads the variable at `node` (an
+    `os.environ.get(...)` / `os.environ[...]` load), else None: not a store, a test or an
+    assert, and not through a name stored first."""
+    par = facts.get_parent(node)
+    if isinstance(par, ast.Subscript) and not isinstance(par.ctx, ast.Load):
+        return None
+    if isinstance(par, ast.Call) and getattr(par.func, "attr", "") in ("setenv", "delenv",
+                                                                      "pop", "setdefault"):
+        return None
+    cur, par = node, facts.get_parent(node)
+    while par is not None and not isinstance(par, ast.stmt):
+        if isinstance(par, ast.Call) and par.func is not cur:
+            f = par.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            base = name[:-5] if name.endswith("_once") else name
+            if base in _MESSAGE_CALLS or base.lower().endswith(("log", "error", "exception",
+                                                               "warning")):
+                return par
+        if isinstance(par, (ast.Compare, ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)):
+            return None
+        cur, par = par, facts.get_parent(par)
+    return None
 
 
 def _is_env_use(facts, node) -> bool:
