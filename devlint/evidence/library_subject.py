@@ -63,8 +63,9 @@ feature's library version is there but never imports the library (the feature is
 project's, built on it elsewhere) says only what its tests need, not that the library is
 their subject (a judged TP: a `torch.cuda.device_count()` gate in such a module); a module
 that imports the library at its top without such a skip merely builds with it (judged TPs:
-generic optimizer and inference tests beside a TE import). An `import` under `try`/`if` is
-optional, not a requirement.
+generic optimizer and inference tests beside a TE import, a QK-norm test with the local layer
+spec beside `import transformer_engine as te`). An `import` under `try`/`if` is optional, not
+a requirement.
 """
 from __future__ import annotations
 
