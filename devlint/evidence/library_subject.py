@@ -30,7 +30,18 @@ so the literal is right on every platform the test can run on. The signals:
 - the whole module skips unless the library is there (`pytest.skip(..., allow_module_level=
   True)` under an `if`, or a `pytestmark` skip gate, whose reason names the library) and
   imports the library's own package at module level, and the function (a test, a helper, a
-  fixture) uses that package's API itself (`te.Linear`, `fp8_autocast`).
+  fixture) uses that package's API itself (`te.Linear`, `fp8_autocast`);
+- the whole module skips unless the library is there (as above) and imports the library's
+  package itself, unconditionally, at its top (`import transformer_engine.pytorch as te`: a
+  module, not some of its names): the module cannot even be imported without the library,
+  and it builds the library's objects throughout (`te.Linear`, `te.ops.GroupedLinear`, and
+  helpers that wrap them), so it runs only where the library runs and every function and
+  class in it (its workers, fixtures, gates and tests alike) is the library's: its device
+  lines name the device the library runs on (NVIDIA, or AMD through a ROCm port). Evidence:
+  Megatron-LM's generalized-tensor-parallel tests (`if not HAVE_GTP: pytest.skip("GTP
+  requires TransformerEngine >= 2.19", allow_module_level=True)` then `import
+  transformer_engine.pytorch as te`), whose every judged line (ten, over five rounds:
+  workers, a fixture, CUDA events, the tests' CUDA gates) reviewers found CUDA's on purpose.
 The libraries: cuda_only.toml `gate_stacks`, `imports` and `[cuda_alike] imports` (flash-attn,
 apex, xformers, MSLK, FlashInfer, DeepGEMM, DeepEP, CUTLASS, TransformerEngine, aiter ...),
 by their top-level names; `cuda` and `nvidia` name the platform, not a library.
@@ -42,8 +53,19 @@ the library at the module's top (a test module is never the library's by its imp
 `cuda_only.toml`), or an import of a project's wrapper of it inside the test, is no evidence;
 a non-test helper is covered only by the module-wide skip, and only where it uses the
 library's API itself (a function of such a module that only builds tensors and process groups
-tests something generic); findings outside any function or class (module level) are not
-covered.
+tests something generic), unless the module imports the library's package itself; findings
+outside any function or class (module level) are not covered. The whole-module signal needs
+both halves: a module that skips without the library but takes only some of its names
+(`from transformer_engine.pytorch import fp8_autocast`, an FP8 context for some of its tests)
+tests the project's own code under the library's version gate (a judged TP: an expert-bias
+test of the router's process groups in such a module), and a module that skips unless a
+feature's library version is there but never imports the library (the feature is the
+project's, built on it elsewhere) says only what its tests need, not that the library is
+their subject (a judged TP: a `torch.cuda.device_count()` gate in such a module); a module
+that imports the library at its top without such a skip merely builds with it (judged TPs:
+generic optimizer and inference tests beside a TE import, a QK-norm test with the local layer
+spec beside `import transformer_engine as te`). An `import` under `try`/`if` is optional, not
+a requirement.
 """
 from __future__ import annotations
 
@@ -172,15 +194,18 @@ def module_facts(tree) -> tuple:
         text, line = skip
         lib = names_library(words(text))
         api = set()  # the names the module's own imports of the library's package bind
+        package = False  # an `import` of the library's package itself (`import ... as te`)
         for st in tree.body:
             if isinstance(st, ast.Import):
-                api.update((a.asname or a.name.split(".")[0]) for a in st.names
-                           if _own_library(a.name) == lib)
+                bound = [(a.asname or a.name.split(".")[0]) for a in st.names
+                         if _own_library(a.name) == lib]
+                api.update(bound)
+                package = package or bool(bound)
             elif isinstance(st, ast.ImportFrom) and st.module and not st.level \
                     and _own_library(st.module) == lib:
                 api.update(a.asname or a.name for a in st.names if not _CHECK.fullmatch(a.name))
         if lib in refers and api:
-            wide = (lib, text, line, frozenset(api))
+            wide = (lib, text, line, frozenset(api), package)
     out = (refers, wide)
     try:
         tree._devlint_library_subject = out
@@ -274,8 +299,13 @@ def subject_reason(scope, tree, path: str | None, in_test_file: bool) -> Reason 
     refers, wide = module_facts(tree)
     if not refers:
         return None
+    if wide is not None and wide[4]:
+        lib, text, line = wide[:3]
+        return Reason(PRINCIPLE, f"the module skips unless `{lib}` is there (\"{text}\") "
+                      f"and imports `{lib}`'s package at its top: every test in it is "
+                      f"`{lib}`'s", path, line)
     if wide is not None and not isinstance(scope, ast.ClassDef):
-        lib, text, line, api = wide
+        lib, text, line, api = wide[:4]
         if any(isinstance(n, ast.Name) and n.id in api for n in ast.walk(scope)) \
                 or _own_import(scope, refers):
             return Reason(PRINCIPLE, f"the module skips unless `{lib}` is there (\"{text}\") "

@@ -236,6 +236,13 @@ class DeviceLiteralArgument(Rule):
               'import transformer_engine.pytorch as te\n\n\n'
               'def _layer_out():\n    x = torch.zeros(2, device="cuda")\n    return te.Linear(2, 2)(x)\n',
               path="tests/test_gtp.py"),
+        # ... and, where that module imports the library's package itself, all of it: a worker
+        # that builds its layer through a helper is the library's too
+        Valid('import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
+              '    pytest.skip("GTP requires TransformerEngine >= 2.19", allow_module_level=True)\n\n'
+              'import transformer_engine.pytorch as te\nfrom pkg.utils import make_layer\n\n\n'
+              'def _worker():\n    x = torch.zeros(2, device="cuda")\n    return make_layer()(x)\n',
+              path="tests/test_gtp.py"),
         # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
         Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
               'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
@@ -306,6 +313,13 @@ class DeviceLiteralArgument(Rule):
                 'reason="QK clipping requires TE >= 2.9")\n'
                 'class TestClipQK:\n    def test_a(self):\n        x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
                 path="tests/test_attention.py"),
+        # ... a module that imports the library's package without a module-wide skip on it
+        # merely builds with the library: its generic tests stay reported
+        Invalid('import torch\nimport transformer_engine.pytorch as te\n\n\n'
+                'def test_optimizer():\n    x = torch.zeros(2, device="cuda")\n',
+                'import torch\nimport transformer_engine.pytorch as te\n\n\n'
+                'def test_optimizer():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
+                path="tests/test_optimizer.py"),
         Invalid('import torch\n\n\ndef test_te_linear():\n    x = torch.zeros(2, device="cuda")\n',
                 'import torch\n\n\ndef test_te_linear():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() if torch.accelerator.is_available() else "cpu")\n',
                 path="tests/test_linear.py"),

@@ -147,6 +147,13 @@ class CudaOnlySkip(Rule):
               '@pytest.mark.skipif(not torch.cuda.is_available() or not HAVE_FUSION, '
               'reason="TE fused router ops not available")\n'
               'def test_router():\n    x = torch.randn(4)\n', path="tests/test_router.py"),
+        # library-subject: a gate in a module that skips unless the library is there and
+        # imports its package (every test in it runs only where the library runs)
+        Valid('import pytest, torch\nfrom pkg.api import HAVE_GTP\n\nif not HAVE_GTP:\n'
+              '    pytest.skip("GTP requires TransformerEngine >= 2.19", allow_module_level=True)\n\n'
+              'import transformer_engine.pytorch as te\n\n\n'
+              '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA required")\n'
+              'def test_fallback():\n    x = torch.randn(4)\n', path="tests/test_gtp.py"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
