@@ -67,7 +67,12 @@ def top_imports(text: str) -> list:
 
 
 def rows_naming(text: str, names) -> list:
-    """Sorted 1-based rows on which one of `names` occurs as a word."""
+    """Sorted 1-based rows on which one of `names` occurs as a word. A name that is not a
+    substring of the text matches nowhere: it is left out of the search, and where none is
+    left the text is not searched (most files of a package name none of a walk's names)."""
+    names = [n for n in names if n in text]
+    if not names:
+        return []
     pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, names)))
     rows = []
     line = 1

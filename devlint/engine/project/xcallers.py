@@ -255,10 +255,14 @@ class _State:
         key = (path, tuple(sorted(names)), skip, attrs)
         if key not in self.walks:
             text = self.project.text(path)
-            tree = self.project.tree(path) if text else None
-            if tree is None:
+            # a text naming none of the names is not parsed: its answer, [] here, was None
+            # where it does not parse, and the callers treat both alike (an importer's
+            # uses are only tested for truth; a target's own file is parsed already)
+            named = bool(text) and bool(rows_naming(text, names))
+            tree = self.project.tree(path) if named else None
+            if not text or (named and tree is None):
                 self.walks[key] = None
-            elif not rows_naming(text, names):
+            elif not named:
                 self.walks[key] = []
             else:
                 w = _SiteWalker(path, text, tree, names, skip, attrs, self.inert)
