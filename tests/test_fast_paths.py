@@ -528,3 +528,17 @@ def test_rows_naming_gate_is_the_search():
         text = "".join(rng.choice(words) for _ in range(rng.randrange(0, 30)))
         names = rng.sample(["f", "f_x", "g", "fg", "_f", "é"], rng.randrange(1, 4))
         assert rows_naming(text, names) == reference(text, names)
+
+
+def test_children_and_nodes_are_the_ast_walks():
+    """`walk.children` / `walk.nodes` give `ast.iter_child_nodes` / `ast.walk`'s nodes in
+    their order, the load/store/del context singletons aside."""
+    from devlint.analysis.walk import children, nodes
+
+    for text in SOURCES + FLOW_CASES:
+        tree = ast.parse(text)
+        want = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        assert nodes(tree) == want
+        for n in want:
+            assert children(n) == [c for c in ast.iter_child_nodes(n)
+                                   if not isinstance(c, ast.expr_context)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _FUNCS
+from devlint.analysis.walk import children
 from devlint.evidence.uses_cuda_value import uses_value_reason
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -31,7 +32,7 @@ def _eager(node):
         elif isinstance(n, _COMPREHENSIONS):
             stack.append(n.generators[0].iter)
         else:
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(children(n))
 
 
 def _leaves(stmt) -> bool:
@@ -43,7 +44,7 @@ def _leaves(stmt) -> bool:
             return True
         if isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(children(n))
     return False
 
 
