@@ -284,7 +284,12 @@ class _State:
             if pkg is None:
                 from devlint.engine.project.xtwins import _namespace_module
 
-                pkg = _namespace_module(path, self.project.tree(path)) or _below_package(path)
+                # it reads the module's `from <absolute> import` statements: a text without
+                # `from` has none and is not parsed (a large generated module: 1.1 MB parsed
+                # only to learn that)
+                text = self.project.text(path)
+                tree = self.project.tree(path) if text and "from" in text else None
+                pkg = _namespace_module(path, tree) or _below_package(path)
             self.names[path] = pkg
         return self.names[path]
 
