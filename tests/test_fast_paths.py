@@ -476,3 +476,71 @@ def test_a_subscripts_tuple_with_a_slice_is_no_piece():
     fixed = res.new_bytes.decode()
     assert '"cuda"' not in fixed and fixed.endswith(")]\n")
     ast.parse(fixed)
+
+
+def _own_generator_reference(fn):
+    """`value_use._own` as it was: a stack of `ast.iter_child_nodes`, nested scopes not
+    entered."""
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                              ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+def test_value_use_own_nodes_are_the_generators():
+    """`value_use._own`'s loop over `_child_fields` holds the nodes the generator walk
+    yielded, each once, but the context and operator singletons (which its readers never
+    look at: they build sets and ask whether any node qualifies)."""
+    from devlint.analysis.value_use import _own
+
+    singletons = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    funcs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    for text in SOURCES + FLOW_CASES:
+        for fn in ast.walk(ast.parse(text)):
+            if isinstance(fn, funcs) and not isinstance(fn, ast.Lambda):
+                got = [id(n) for n in _own(fn) if not isinstance(n, singletons)]
+                want = [id(n) for n in _own_generator_reference(fn)
+                        if not isinstance(n, singletons)]
+                assert sorted(got) == sorted(want) and len(set(got)) == len(got)
+
+
+def test_rows_naming_gate_is_the_search():
+    """`rows_naming` leaves out the names that are not substrings of the text (and searches
+    nothing where none is left): the rows are those of the whole alternation."""
+    import re
+
+    from devlint.engine.project.package import rows_naming
+
+    def reference(text, names):
+        pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, names)))
+        return sorted({text.count("\n", 0, m.start()) + 1 for m in pat.finditer(text)})
+
+    rng = random.Random(17)
+    words = ["f", "f_x", "g", "x", "_f", "fg", "gf", "é", "\n", " ", ".", "(", "_", "\u0301",
+             "1", "\u00b7"]
+    for text in SOURCES[::5]:
+        names = sorted({w for w in re.findall(r"[A-Za-z_]\w*", text)[:40:7]}) or ["x"]
+        assert rows_naming(text, names) == reference(text, names)
+        assert rows_naming(text, ["no_such_name_here"]) == []
+    for _ in range(20000):
+        text = "".join(rng.choice(words) for _ in range(rng.randrange(0, 30)))
+        names = rng.sample(["f", "f_x", "g", "fg", "_f", "é", "gf", "f.x", "x\u0301"],
+                           rng.randrange(1, 4))
+        assert rows_naming(text, names) == reference(text, names)
+
+
+def test_children_and_nodes_are_the_ast_walks():
+    """`walk.children` / `walk.nodes` give `ast.iter_child_nodes` / `ast.walk`'s nodes in
+    their order, the load/store/del context singletons aside."""
+    from devlint.analysis.walk import children, nodes
+
+    for text in SOURCES + FLOW_CASES:
+        tree = ast.parse(text)
+        want = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
+        assert nodes(tree) == want
+        for n in want:
+            assert children(n) == [c for c in ast.iter_child_nodes(n)
+                                   if not isinstance(c, ast.expr_context)]

@@ -15,7 +15,7 @@ from collections import deque
 
 from devlint.analysis.imported import imported_producer
 from devlint.analysis.model import _EXITS, _FUNCS
-from devlint.analysis.walk import child_statements, statements
+from devlint.analysis.walk import child_statements, children, nodes, statements
 from devlint.evidence.cuda_alike_guard import alike_polarity
 from devlint.evidence.cuda_guard import _CAPABILITY_QUERIES, is_capability_name
 from devlint.evidence.cuda_value import value_reason
@@ -52,7 +52,7 @@ def _own_nodes(fn):
         yield node
         if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))  # `ast.iter_child_nodes`, contexts aside
 
 
 class ValueFlow:
@@ -349,7 +349,8 @@ class ValueFlow:
                 blocks += [h.body for h in getattr(st, "handlers", None) or []]
                 blocks += [c.body for c in getattr(st, "cases", None) or []]
                 if any(blocks):
-                    for field, value in ast.iter_fields(st):
+                    for field in st._fields:  # `ast.iter_fields`, without its generator
+                        value = getattr(st, field, None)
                         if field not in ("body", "orelse", "finalbody", "handlers", "cases"):
                             for v in value if isinstance(value, list) else [value]:
                                 if isinstance(v, ast.AST):
@@ -391,7 +392,7 @@ class ValueFlow:
             i = bisect_left(rows, first)
             if i == len(rows) or rows[i] > (root.end_lineno or first):
                 return [root] if isinstance(root, _STORE_NODES) else []
-        return [n for n in ast.walk(root) if isinstance(n, _STORE_NODES)]
+        return [n for n in nodes(root) if isinstance(n, _STORE_NODES)]  # `ast.walk`'s order
 
     def _loop_rows(self):
         """The rows (1-based, sorted) of the file's text that hold `for` or `:=`; None where

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _FUNCS
+from devlint.analysis.walk import children
 from devlint.evidence.capability import module_names, requiring_mark
 from devlint.evidence.cuda_value import used_on_cuda_reason
 from devlint.evidence.library_gate import mark_reason as library_mark_reason
@@ -62,7 +63,7 @@ class PrivateUses:
                 walk(node, function, klass)
 
             def walk(node, function, klass):
-                for child in ast.iter_child_nodes(node):
+                for child in children(node):
                     if isinstance(child, _FUNCS):
                         for d in (*child.decorator_list, *child.args.defaults,
                                   *(x for x in child.args.kw_defaults if x is not None)):

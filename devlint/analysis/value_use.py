@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from devlint.analysis.model import _FUNCS
+from devlint.analysis.walk import children
 from devlint.evidence.uses_cuda_value import uses_value_reason
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -31,7 +32,7 @@ def _eager(node):
         elif isinstance(n, _COMPREHENSIONS):
             stack.append(n.generators[0].iter)
         else:
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(children(n))
 
 
 def _leaves(stmt) -> bool:
@@ -43,18 +44,43 @@ def _leaves(stmt) -> bool:
             return True
         if isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(children(n))
     return False
 
 
-def _own(fn):
-    """The nodes of a function's body, not those of nested functions or classes."""
-    stack = list(fn.body)
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(n))
+_NESTED = (*_FUNCS, ast.ClassDef, ast.Lambda)
+_child_fields_memo: dict = {}
+
+
+def _child_fields(cls) -> tuple:
+    """The fields of node class `cls` that may hold nodes the readers of `_own` look at: not
+    `ctx` or `op` (the load/store context and operator singletons, which none reads)."""
+    fields = _child_fields_memo.get(cls)
+    if fields is None:
+        fields = _child_fields_memo[cls] = tuple(f for f in cls._fields
+                                                 if f not in ("ctx", "op"))
+    return fields
+
+
+def _own(fn) -> list:
+    """The nodes of a function's body, not those of nested functions or classes (nor the
+    context and operator singletons), in no particular order: its readers build sets or ask
+    whether any node qualifies. One loop over a growing list instead of the generators of
+    `ast.iter_child_nodes` (a third of `uses_cuda_value`'s time in a large module)."""
+    out = list(fn.body)
+    append = out.append
+    for n in out:
+        if isinstance(n, _NESTED):
+            continue
+        for name in _child_fields(n.__class__):
+            value = getattr(n, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        append(child)
+            elif isinstance(value, ast.AST):
+                append(value)
+    return out
 
 
 def _alias(node) -> bool:
@@ -133,7 +159,7 @@ class ValueUse:
         """The Reason where `fn` uses a value made only on CUDA (else None) on every path it
         can return by, a value it does not store itself (then its own code makes it, under
         its own test, and what runs before that test runs anywhere); None otherwise."""
-        nodes = list(_own(fn))
+        nodes = _own(fn)
         aliased = {id(t) for n in nodes if _alias(n)
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
         self._stored_here = {t for n in nodes if id(n) not in aliased for t in _targets(n)}

@@ -67,7 +67,8 @@ def own_parents(stmt) -> dict:
     todo = [stmt]
     for n in todo:
         lists = _statement_fields(n.__class__) if isinstance(n, STATEMENT_LIKE) else ()
-        for name, value in ast.iter_fields(n):
+        for name in n._fields:  # `ast.iter_fields` without its generator
+            value = getattr(n, name, None)
             if name in lists and value.__class__ is list:
                 continue
             if isinstance(value, ast.AST):
@@ -116,3 +117,38 @@ def top_rows(tree) -> list:
         decorators = getattr(st, "decorator_list", ())
         rows.append(min([st.lineno] + [d.lineno for d in decorators]) if decorators else st.lineno)
     return rows
+
+
+_child_fields_memo: dict = {}
+
+
+def _child_fields(cls) -> tuple:
+    fields = _child_fields_memo.get(cls)
+    if fields is None:
+        fields = _child_fields_memo[cls] = tuple(f for f in cls._fields if f != "ctx")
+    return fields
+
+
+def children(node) -> list:
+    """`list(ast.iter_child_nodes(node))` without the load/store/del context singletons
+    (which hold nothing and match no search), in the same order; without its two
+    generators (`iter_fields`, `iter_child_nodes`), about three times faster."""
+    out = []
+    for name in _child_fields(node.__class__):
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            for child in value:
+                if isinstance(child, ast.AST):
+                    out.append(child)
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
+def nodes(node) -> list:
+    """`list(ast.walk(node))` without the context singletons, in the same (breadth-first)
+    order, through `children`."""
+    out = [node]
+    for n in out:
+        out.extend(children(n))
+    return out

@@ -30,6 +30,11 @@ _TREES_KEPT = 64
 # a tree of a text longer than this is not held (CPython's tree takes ~190 bytes per
 # character: torch's 1.4 MB common_methods_invocations.py, ~250 MB): parsed again if asked
 _TREE_HELD_CHARS = 200_000
+# but the last such tree of a text up to this long is held, alone, until another replaces
+# it: the passes ask for the same large module one after another (vLLM 0.33's 319k-character
+# `gpu_model_runner.py` was parsed 21 times in a cold run, ~10 % of its CPU time); one tree
+# of at most ~75 MB, and none of torch's 1.4 MB file
+_LARGE_TREE_HELD_CHARS = 400_000
 # with the collector off (the CLI), the cyclic garbage of the parses is collected once this
 # many young objects have piled up (young generations only: made since the last collection)
 _YOUNG_OBJECTS = 200_000
@@ -45,6 +50,7 @@ class Project:
         self._stores: dict = {}  # package directory -> FactStore
         self._text: dict = {}  # path -> text | None
         self._tree: dict = {}  # path -> ast.Module | None
+        self._large_tree = None  # (path, tree) of the last text over `_TREE_HELD_CHARS`
         self._facts: dict = {}  # path -> facts dict (from a store, or for this run only)
         self._cuda_only: dict = {}  # (path, depth-limited?) -> reason | None ("" while deciding)
         self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
@@ -113,6 +119,8 @@ class Project:
         trees = self._tree
         if path in trees:
             tree = trees.pop(path)
+        elif self._large_tree is not None and self._large_tree[0] == path:
+            return self._large_tree[1]
         else:
             text = self.text(path)
             try:
@@ -124,7 +132,10 @@ class Project:
             if not gc.isenabled() and gc.get_count()[0] > _YOUNG_OBJECTS:
                 gc.collect(1)  # torch's sources: the main process's peak 581 -> 443 MB
             if text is not None and len(text) > _TREE_HELD_CHARS:
-                return tree  # not held: 443 -> 365 MB, the same CPU time
+                # not among the trees held (443 -> 365 MB on torch's sources); one slot
+                self._large_tree = (path, tree) if len(text) <= _LARGE_TREE_HELD_CHARS \
+                    else None
+                return tree
         trees[path] = tree  # most recently used last
         return tree
 

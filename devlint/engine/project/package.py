@@ -66,13 +66,29 @@ def top_imports(text: str) -> list:
     return out
 
 
+_WORD = re.compile(r"\w")
+_WORDS = re.compile(r"\w+")
+
+
 def rows_naming(text: str, names) -> list:
-    """Sorted 1-based rows on which one of `names` occurs as a word."""
-    pat = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, names)))
+    """Sorted 1-based rows on which one of `names` occurs as a word. A name that is not a
+    substring of the text matches nowhere: it is left out of the search, and where none is
+    left the text is not searched (most files of a package name none of a walk's names)."""
+    names = [n for n in names if n in text]
+    if not names:
+        return []
+    left = all(_WORDS.fullmatch(n) for n in names)
+    # names of word characters only: the search starts at a literal (which the regex engine
+    # scans for) and the boundary before a match is tested after it; a match without one is
+    # dropped, as `\b` would drop it, and every character inside it is a word character, so
+    # no match of `\b(?:...)` could start there either
+    pat = re.compile((r"(?:%s)\b" if left else r"\b(?:%s)\b") % "|".join(map(re.escape, names)))
     rows = []
     line = 1
     pos = 0
     for m in pat.finditer(text):
+        if left and m.start() and _WORD.match(text, m.start() - 1):
+            continue
         line += text.count("\n", pos, m.start())
         pos = m.start()
         if not rows or rows[-1] != line:

@@ -22,6 +22,7 @@ import re
 
 from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
+from devlint.analysis.walk import nodes
 from devlint.engine.project.index import _TREE_HELD_CHARS
 from devlint.engine.project.package import _spans, package_of, rows_naming, through_a_parent
 from devlint.engine.project.walker import _CudaWalker
@@ -170,7 +171,7 @@ class _SiteWalker(_CudaWalker):
         if self._inert is None:
             self._inert = set()
             roots = []
-            for n in ast.walk(self.facts.tree):
+            for n in nodes(self.facts.tree):
                 if isinstance(n, ast.arg) and n.annotation is not None:
                     roots.append(n.annotation)
                 elif isinstance(n, _FUNCS) and n.returns is not None:
@@ -180,7 +181,7 @@ class _SiteWalker(_CudaWalker):
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                         and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2:
                     roots.append(n.args[1])
-            self._inert = {id(x) for r in roots for x in ast.walk(r)}
+            self._inert = {id(x) for r in roots for x in nodes(r)}
             if len(self.facts.text) > _TREE_HELD_CHARS:
                 # not held, as the Project holds no such tree: it parses the text again
                 # when asked, and each new tree held here stayed (torch's 1.4 MB file: five
@@ -192,8 +193,9 @@ class _SiteWalker(_CudaWalker):
         return self._inert
 
     def expr(self, node, why) -> None:
-        calls = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
-        for n in ast.walk(node):
+        walked = nodes(node)  # `ast.walk`'s order, the context singletons aside
+        calls = {id(n.func) for n in walked if isinstance(n, ast.Call)}
+        for n in walked:
             if isinstance(n, ast.Name) and n.id in self.names and isinstance(n.ctx, ast.Load):
                 if id(n) in self.inert():
                     self.uses.append((n.lineno, _INERT, self.holder, False, n))
@@ -255,10 +257,14 @@ class _State:
         key = (path, tuple(sorted(names)), skip, attrs)
         if key not in self.walks:
             text = self.project.text(path)
-            tree = self.project.tree(path) if text else None
-            if tree is None:
+            # a text naming none of the names is not parsed: its answer, [] here, was None
+            # where it does not parse, and the callers treat both alike (an importer's
+            # uses are only tested for truth; a target's own file is parsed already)
+            named = bool(text) and bool(rows_naming(text, names))
+            tree = self.project.tree(path) if named else None
+            if not text or (named and tree is None):
                 self.walks[key] = None
-            elif not rows_naming(text, names):
+            elif not named:
                 self.walks[key] = []
             else:
                 w = _SiteWalker(path, text, tree, names, skip, attrs, self.inert)
@@ -278,7 +284,12 @@ class _State:
             if pkg is None:
                 from devlint.engine.project.xtwins import _namespace_module
 
-                pkg = _namespace_module(path, self.project.tree(path)) or _below_package(path)
+                # it reads the module's `from <absolute> import` statements: a text without
+                # `from` has none and is not parsed (a large generated module: 1.1 MB parsed
+                # only to learn that)
+                text = self.project.text(path)
+                tree = self.project.tree(path) if text and "from" in text else None
+                pkg = _namespace_module(path, tree) or _below_package(path)
             self.names[path] = pkg
         return self.names[path]
 
