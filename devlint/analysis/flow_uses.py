@@ -117,11 +117,14 @@ class PrivateUses:
             if klass is not None and isinstance(parent, ast.Attribute) \
                     and parent.value is ref and not _constructs_itself(klass):
                 continue  # `partial(C.stage_facts, config)`: the class's attribute, no instance
-            if not (isinstance(parent, ast.Call) and parent.func is ref) or any(
-                    isinstance(x, ast.Starred) for x in parent.args) or any(
-                    k.arg is None for k in parent.keywords):
+            if not (isinstance(parent, ast.Call) and parent.func is ref):
                 return None
             value = next((k.value for k in parent.keywords if k.arg == name), None)
+            # `*args`/`**kw` may fill the parameter, unless the call names it: a second value
+            # for a named parameter is a TypeError, so `C(**kw, stream=s)` passes `s`
+            if value is None and (any(isinstance(x, ast.Starred) for x in parent.args)
+                                  or any(k.arg is None for k in parent.keywords)):
+                return None
             if value is None and name in positional \
                     and positional.index(name) < len(parent.args):
                 value = parent.args[positional.index(name)]
