@@ -17,6 +17,7 @@ from devlint.evidence.fast_path import (
     fast_path_reason, launches_portable_kernel, names_triton, negated_fast_path_reason,
 )
 from devlint.evidence.host_copy import host_copy_reason
+from devlint.evidence.stream_order import stream_order_reason
 from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
 from devlint.rules.base import IN_FILE, IN_PACKAGE, ROCM, Invalid, Rule, Valid
@@ -63,7 +64,8 @@ class IsCudaBranch(Rule):
     """
 
     code = "DL202"
-    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",) + ROCM))
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "stream-order")
+                                    + ROCM))
     name = "is-cuda-branch"
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
@@ -162,6 +164,15 @@ class IsCudaBranch(Rule):
               "        from pkg.gemm.cutedsl_gemm import gemm_out\n"
               "        return gemm_out(x, w, out)\n    torch.mm(x, w.t(), out=out)\n"
               "    return out\n"),
+        # the branch only orders CUDA streams for CUDA's asynchronous work (stream-order)
+        Valid("import torch\n\n\ndef send(t, dst, handles):\n    h = isend(t, dst)\n"
+              "    if t.is_cuda:\n        t.record_stream(torch.cuda.current_stream(t.device))\n"
+              "    handles.append((h, t))\n"),
+        Valid("import torch\n\n\ndef snap(t, streams):\n    if t.device.type == \"cuda\":\n"
+              "        streams[t.device] = torch.cuda.current_stream(t.device)\n"),
+        Valid("import torch\n\n\ndef ready(self, t):\n    ev = None\n    if t.is_cuda:\n"
+              "        s = torch.cuda.current_stream(t.device)\n        self._ev.record(s)\n"
+              "        ev = self._ev\n    return ev\n"),
         # print-only: the test only chooses a message
         Valid('def f(image):\n    if image.is_cuda:\n        logger.warning_once("moving to the CPU")\n'
               '    return image.cpu()\n'),
@@ -255,6 +266,18 @@ class IsCudaBranch(Rule):
                 'def f(x):\n    if x.device.type != "cpu":\n        from pkg.ops import kernel\n'
                 "        if x.ndim == 2:\n            return kernel[(x.shape[0],)](x)\n"
                 "    return ref(x)\n"),
+        # the generic stream API: the author meant every accelerator (another one races)
+        Invalid("import torch\n\n\ndef push(t):\n    if t.device.type == \"cuda\":\n"
+                "        ev = torch.Event()\n        ev.record(torch.accelerator.current_stream())\n",
+                "import torch\n\n\ndef push(t):\n    if t.device.type != \"cpu\":\n"
+                "        ev = torch.Event()\n        ev.record(torch.accelerator.current_stream())\n"),
+        # stream bookkeeping beside other work: a synchronize every device needs
+        Invalid("import torch\n\n\ndef f(t):\n    if t.is_cuda:\n"
+                "        t.record_stream(torch.cuda.current_stream())\n"
+                "        torch.cuda.synchronize()\n",
+                "import torch\n\n\ndef f(t):\n    if t.device.type != \"cpu\":\n"
+                "        t.record_stream(torch.accelerator.current_stream())\n"
+                "        torch.accelerator.synchronize()\n"),
         # the arm taken off CUDA goes to the CPU: no generic path
         Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
                 "    return kernel(q)\n",
@@ -377,6 +400,10 @@ class IsCudaBranch(Rule):
             if not stmt.orelse and seeds and all(seeds):
                 note_exempt(facts, tests[0][0], seeds[0])
                 continue  # it guards only seeds `torch.manual_seed` already set everywhere
+            order = stream_order_reason(stmt, facts.qualname, facts.path)
+            if order is not None:  # it only orders CUDA streams for CUDA's asynchronous work
+                note_exempt(facts, tests[0][0], order)
+                continue
             host = host_copy_reason(stmt, facts.path)
             if host is not None:  # both arms copy to the host, the CUDA one asynchronously
                 note_exempt(facts, tests[0][0], host)
