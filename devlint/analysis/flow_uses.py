@@ -155,10 +155,11 @@ class PrivateUses:
                        if isinstance(st, ast.Assign) and st.value is parent
                        and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)),
                       None)
-        if target is None:
-            return None
+        sites = self._call_sites().get(target, []) if target is not None else []
+        if not sites:
+            return None  # a registry the file never reads is there for its importers
         out = []
-        for r, fn, cls, item in self._call_sites().get(target, []):
+        for r, fn, cls, item in sites:
             if fn is None or not (isinstance(item, ast.Subscript) and item.value is r
                                   and isinstance(item.ctx, ast.Load)):
                 return None

@@ -56,7 +56,8 @@ None or nothing (`isinstance` and annotations aside, and an attribute of the cla
 caller's choice; `Layer(**kw, alt_stream=s)` passes `s`: a second value would be a TypeError); a class
 that is a value of a module-level registry (`LAYERS = {"attention": Attn, ...}`) counts by the
 registry's calls where the file only reads it by an item that it calls (`LAYERS[kind](...)`)
-or binds to a local name that it only calls (`cls = LAYERS[kind]; cls(alt_stream=s)`); no more than twelve steps
+or binds to a local name that it only calls (`cls = LAYERS[kind]; cls(alt_stream=s)`), and
+reads at least once (a registry it never reads is there for its importers); no more than twelve steps
 (a model handing a stream down `Model -> Stack -> Layer -> MoE` takes two a level). A producer that returns a value without a CUDA test on
 some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
 `device_count()` (without a compute-capability test beside it) is none either: that test is
