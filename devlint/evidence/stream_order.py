@@ -22,7 +22,11 @@ only calls of `record_stream`, `record`, `wait_stream` or `wait_event` as statem
 assignments (to a name, an attribute or an item) of a CUDA stream or event
 (`torch.cuda.current_stream(...)`, `torch.cuda.default_stream(...)`, `torch.cuda.Event(...)`)
 or of a name or attribute (an event handed on), with at least one such call or a CUDA stream
-saved; the arguments of the calls are of the same kinds. The evidence is the `if`'s line.
+saved; the arguments of the calls are of the same kinds. So is a side stream made only for
+CUDA where the statement before sets the same name or attribute to None (`self.delayed =
+None`, then `if dev.type == "cuda": self.delayed = Handler(d2h_stream=torch.cuda.Stream())`:
+without it the work runs in order on the current stream, synchronously). The evidence is the
+`if`'s line.
 Limits: a body that names the generic stream API (`torch.Event`, `torch.Stream`,
 `torch.accelerator`, `get_device_module`, a device module) keeps its finding: its author meant
 every accelerator, and without the event another one races (judged TP: vLLM's Mooncake
@@ -44,11 +48,16 @@ _CUDA_STREAMS = frozenset({"torch.cuda.current_stream", "torch.cuda.default_stre
 _GENERIC = frozenset({"accelerator", "get_device_module", "device_module", "Event", "Stream"})
 
 
-def stream_order_reason(stmt: ast.If, qualname, path: str | None) -> Reason | None:
+def stream_order_reason(stmt: ast.If, qualname, path: str | None,
+                        before=None) -> Reason | None:
     """`stmt` tests a tensor or a device for CUDA; `qualname(node)` resolves a callee's dotted
-    name through the file's imports."""
+    name through the file's imports; `before`: the statement before it in its block."""
     if stmt.orelse or not stmt.body:
         return None
+    if _side_stream(stmt.body, before, qualname):
+        return Reason(PRINCIPLE, "the branch only makes a CUDA side stream where the code "
+                      "otherwise holds None (no stream: the work runs in order on the "
+                      "current one)", path, stmt.lineno)
     orders = False
 
     def value(v) -> bool:
@@ -84,3 +93,33 @@ def stream_order_reason(stmt: ast.If, qualname, path: str | None) -> Reason | No
     return Reason(PRINCIPLE, "the branch only orders CUDA streams (record_stream, an event "
                   "recorded, a stream saved for one): bookkeeping of CUDA's asynchronous "
                   "work, which does not run elsewhere", path, stmt.lineno)
+
+
+def _side_stream(body, before, qualname) -> bool:
+    """`self.copier = None`, then `if dev.type == "cuda": self.copier = Copier(
+    stream=torch.cuda.Stream(device=dev))`: one assignment of a value built on a new CUDA
+    stream to the name or attribute the statement before sets to None, and nothing else."""
+    if len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+        return False
+    target = body[0].targets[0]
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return False
+    if isinstance(before, ast.Assign) and len(before.targets) == 1:
+        prior, value = before.targets[0], before.value
+    elif isinstance(before, ast.AnnAssign):
+        prior, value = before.target, before.value
+    else:
+        return False
+    if not (isinstance(value, ast.Constant) and value.value is None
+            and ast.dump(prior).replace("Store", "") == ast.dump(target).replace("Store", "")):
+        return False
+    stream = False
+    for n in ast.walk(body[0].value):
+        q = qualname(n) if isinstance(n, (ast.Attribute, ast.Name)) else None
+        if isinstance(n, ast.Attribute) and n.attr in _GENERIC and not (q or "").startswith(
+                "torch.cuda.") or isinstance(n, ast.Name) and n.id in _GENERIC:
+            return False
+        if isinstance(n, ast.Call) and (qualname(n.func) or "") == "torch.cuda.Stream":
+            stream = True
+    return stream
+

@@ -1,6 +1,6 @@
 """DL202 is-cuda-branch.
 
-Size: ~575 lines, most of them the rule's valid and invalid examples (its tests and its docs),
+Size: ~620 lines, most of them the rule's valid and invalid examples (its tests and its docs),
 beside the test's reasons not to report and its fix (a tensor's own device through the body).
 """
 from __future__ import annotations
@@ -173,6 +173,9 @@ class IsCudaBranch(Rule):
         Valid("import torch\n\n\ndef ready(self, t):\n    ev = None\n    if t.is_cuda:\n"
               "        s = torch.cuda.current_stream(t.device)\n        self._ev.record(s)\n"
               "        ev = self._ev\n    return ev\n"),
+        Valid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
+              "        self.delayed = None\n        if device.type == \"cuda\":\n"
+              "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
         # print-only: the test only chooses a message
         Valid('def f(image):\n    if image.is_cuda:\n        logger.warning_once("moving to the CPU")\n'
               '    return image.cpu()\n'),
@@ -278,6 +281,10 @@ class IsCudaBranch(Rule):
                 "import torch\n\n\ndef f(t):\n    if t.device.type != \"cpu\":\n"
                 "        t.record_stream(torch.accelerator.current_stream())\n"
                 "        torch.accelerator.synchronize()\n"),
+        # a side stream whose alternative is not stated (no None before it)
+        Invalid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
+                "        if device.type == \"cuda\":\n"
+                "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
         # the arm taken off CUDA goes to the CPU: no generic path
         Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
                 "    return kernel(q)\n",
@@ -400,7 +407,8 @@ class IsCudaBranch(Rule):
             if not stmt.orelse and seeds and all(seeds):
                 note_exempt(facts, tests[0][0], seeds[0])
                 continue  # it guards only seeds `torch.manual_seed` already set everywhere
-            order = stream_order_reason(stmt, facts.qualname, facts.path)
+            order = stream_order_reason(stmt, facts.qualname, facts.path,
+                                        _before(facts, stmt))
             if order is not None:  # it only orders CUDA streams for CUDA's asynchronous work
                 note_exempt(facts, tests[0][0], order)
                 continue
@@ -530,6 +538,18 @@ def _after(facts, stmt) -> list:
         if isinstance(block, list) and any(st is stmt for st in block):
             return block[block.index(stmt) + 1:]
     return []
+
+
+def _before(facts, stmt):
+    """The statement before `stmt` in its block, or None."""
+    par = facts.tree_parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(par, field, None)
+        if isinstance(block, list):
+            for i, st in enumerate(block):
+                if st is stmt:
+                    return block[i - 1] if i else None
+    return None
 
 
 def _portable(facts, block) -> bool:
