@@ -150,6 +150,19 @@ _CHAIN = ("import torch\n\n\nclass MoE:\n    def __init__(self, alt_stream=None)
         "        self.layers = make_layers(",
         "        def layer_fn(i):\n            return Layer(alt_stream=alt_stream)\n\n"
         "        self.layers = make_layers("),
+    # `**kw` beside the parameter named: a second value for it would be a TypeError
+    _CHAIN.replace("Layer(alt_stream=alt_stream)", "Layer(**kw, alt_stream=alt_stream)"),
+    _CHAIN.replace("Layer(alt_stream=alt_stream)", "Layer(*args, alt_stream=alt_stream)"),
+    # through a module-level registry of layer classes, read by an item and called
+    _CHAIN.replace("lambda i: Layer(alt_stream=alt_stream)", "layer_fn").replace(
+        "        self.layers = make_layers(",
+        "        def layer_fn(i):\n            cls = LAYERS[kinds[i]]\n"
+        "            return cls(alt_stream=alt_stream)\n\n"
+        "        self.layers = make_layers(").replace(
+        "class Stack:", "LAYERS = {\"dense\": Layer, \"sparse\": Layer}\n\n\nclass Stack:"),
+    _CHAIN.replace("lambda i: Layer(alt_stream=alt_stream)",
+                   "lambda i: LAYERS[kinds[i]](alt_stream=alt_stream)").replace(
+        "class Stack:", "LAYERS = {\"dense\": Layer}\n\n\nclass Stack:"),
 ])
 def test_followed_down_the_constructors(text):
     diags, whys = _exempt(text)
@@ -176,6 +189,12 @@ def test_a_closure_that_stores_into_the_name_keeps_the_finding():
     ("class Stack:", "class Layer2(Layer):\n    pass\n\n\nclass Stack:"),
     # the class itself handed on
     ("partial(Layer.facts, None)", "partial(Layer, None)"),
+    # `**kw` without the parameter named: it may hold any value
+    ("Layer(alt_stream=alt_stream)", "Layer(**kw)"),
+    # a registry handed on, or its item handed on: constructions the file does not see
+    ("class Stack:", "LAYERS = {\"dense\": Layer}\nregister(LAYERS)\n\n\nclass Stack:"),
+    ("class Stack:", "LAYERS = {\"dense\": Layer}\n\n\ndef build(k):\n"
+                     "    cls = LAYERS[k]\n    return make(cls)\n\n\nclass Stack:"),
 ])
 def test_constructor_chain_limits(change):
     assert _codes(_CHAIN.replace(*change)) == ["DL402"]

@@ -110,21 +110,31 @@ class PrivateUses:
         sites = self._call_sites().get(callee, [])
         if not sites:
             return None
-        levels = []
+        calls = []
         for ref, fn, cls, parent in sites:
             if _type_test(ref, parent):
                 continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
             if klass is not None and isinstance(parent, ast.Attribute) \
                     and parent.value is ref and not _constructs_itself(klass):
                 continue  # `partial(C.stage_facts, config)`: the class's attribute, no instance
-            if not (isinstance(parent, ast.Call) and parent.func is ref) or any(
-                    isinstance(x, ast.Starred) for x in parent.args) or any(
-                    k.arg is None for k in parent.keywords):
+            if isinstance(parent, ast.Call) and parent.func is ref:
+                calls.append((parent, fn, cls))
+                continue
+            found = self._registry_calls(ref, parent) if fn is None else None
+            if found is None:
                 return None
-            value = next((k.value for k in parent.keywords if k.arg == name), None)
+            calls.extend(found)
+        levels = []
+        for call, fn, cls in calls:
+            value = next((k.value for k in call.keywords if k.arg == name), None)
+            # `*args`/`**kw` may fill the parameter, unless the call names it: a second value
+            # for a named parameter is a TypeError, so `C(**kw, stream=s)` passes `s`
+            if value is None and (any(isinstance(x, ast.Starred) for x in call.args)
+                                  or any(k.arg is None for k in call.keywords)):
+                return None
             if value is None and name in positional \
-                    and positional.index(name) < len(parent.args):
-                value = parent.args[positional.index(name)]
+                    and positional.index(name) < len(call.args):
+                value = call.args[positional.index(name)]
             if value is None or _is_none(value):
                 continue
             lv = self.value_level(value, fn, cls, depth + 1)
@@ -132,6 +142,44 @@ class PrivateUses:
                 return None
             levels.append(lv)
         return levels
+
+    def _registry_calls(self, ref, parent):
+        """[(call, function, class)] where `ref` is a value of a module-level registry
+        (`LAYERS = {"attention": Attn, "linear": Linear}`) that the file only reads by an
+        item, calling it (`LAYERS[kind](...)`) or binding it to a local name that it only
+        calls (`cls = LAYERS[kind]; cls(...)`): those calls construct the class. None
+        otherwise (a registry stored into, handed on, or read any other way)."""
+        if not (isinstance(parent, ast.Dict) and any(v is ref for v in parent.values)):
+            return None
+        target = next((st.targets[0].id for st in self.f.tree.body
+                       if isinstance(st, ast.Assign) and st.value is parent
+                       and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)),
+                      None)
+        sites = self._call_sites().get(target, []) if target is not None else []
+        if not sites:
+            return None  # a registry the file never reads is there for its importers
+        out = []
+        for r, fn, cls, item in sites:
+            if fn is None or not (isinstance(item, ast.Subscript) and item.value is r
+                                  and isinstance(item.ctx, ast.Load)):
+                return None
+            up = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+            use = up.get(id(item))
+            if isinstance(use, ast.Call) and use.func is item:
+                out.append((use, fn, cls))
+                continue
+            if not (isinstance(use, ast.Assign) and len(use.targets) == 1
+                    and isinstance(use.targets[0], ast.Name)):
+                return None
+            local = use.targets[0].id
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Name) and n.id == local and n is not use.targets[0]:
+                    call = up.get(id(n))
+                    if not (isinstance(n.ctx, ast.Load) and isinstance(call, ast.Call)
+                            and call.func is n):
+                        return None
+                    out.append((call, fn, cls))
+        return out
 
     def used_on_cuda(self, scope):
         """The Reason where `scope`, a module-level class or function whose name starts with

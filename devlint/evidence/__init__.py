@@ -15,7 +15,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
 - `capability_gate`: a CUDA query joined to a compute-capability test.
 - `redundant_seed`: a CUDA seed beside `torch.manual_seed` of the same value.
 - `fast_path`: a tensor's CUDA branch beside a generic alternative (DL202); `host_copy`: a
-  CUDA branch whose arms both copy to the host (DL202).
+  CUDA branch whose arms both copy to the host (DL202); `stream_order`: a CUDA branch that
+  only orders CUDA streams (`record_stream`, an event recorded; DL202).
 - `cuda_only_module`: a file CUDA-only by construction: its folder, its name, its imports of
   a CUDA-only stack, its use of CUDA IPC / the CUDA runtime, a profile's platform folder, a
   vendor family with only NVIDIA/AMD backends (`vocabulary` holds the shared word lists,
@@ -126,6 +127,7 @@ PRINCIPLES = {
     "rocm-guard": "devlint.evidence.rocm_guard",
     "load-location": "devlint.evidence.load_location",
     "host-copy": "devlint.evidence.host_copy",
+    "stream-order": "devlint.evidence.stream_order",
     "version-fallback": "devlint.evidence.version_fallback",
     "self-called-on-cuda": "devlint.evidence.self_called_on_cuda",
     "kernel-benchmark": "devlint.evidence.kernel_benchmark",

@@ -52,7 +52,12 @@ every reference to that function or class in the file is a call that passes such
 None or nothing (`isinstance` and annotations aside, and an attribute of the class,
 `partial(Layer.facts, cfg)`, where the class makes no instance of itself by `cls(...)`,
 `type(self)(...)` or `__class__`; a reference of any other kind, a subclass of the file, or
-`*args`/`**kwargs`, and the parameter is the caller's choice); no more than twelve steps
+`*args`/`**kwargs` where the call does not name the parameter, and the parameter is the
+caller's choice; `Layer(**kw, alt_stream=s)` passes `s`: a second value would be a TypeError); a class
+that is a value of a module-level registry (`LAYERS = {"attention": Attn, ...}`) counts by the
+registry's calls where the file only reads it by an item that it calls (`LAYERS[kind](...)`)
+or binds to a local name that it only calls (`cls = LAYERS[kind]; cls(alt_stream=s)`), and
+reads at least once (a registry it never reads is there for its importers); no more than twelve steps
 (a model handing a stream down `Model -> Stack -> Layer -> MoE` takes two a level). A producer that returns a value without a CUDA test on
 some path, or a generator, is none. A value made under `torch.cuda.is_available()` or
 `device_count()` (without a compute-capability test beside it) is none either: that test is

@@ -16,6 +16,15 @@ that does the work in place in the tested tensor's own storage (`t[n:].fill_(-1)
 CUDA arm leaves it to a later kernel and moves nothing; a device's own test
 (`device.type == "cuda"`) whose alternative allocates on that device, the arms assigning the
 same names, the same calls, and only a string label for a log apart (`how = "cudaMalloc"`).
+Two more: a CUDA arm that tries a fast path and falls through to the generic code where it
+declines (`if x.is_cuda: from pkg.ipc import exchange, ready; if ready(pg): out = exchange(x);
+if out is not None: return out.view(shape)`, then the generic collective; or `if
+try_small_copy(dst, src): return`, then the generic copy): the arm holds only imports,
+assignments to names, `if`s of the same, and returns (computed values where the code after
+returns one, nothing where the code after returns nothing), and it loads its kernel there
+(an import in the arm); and the negated test `if not q.is_cuda: return rope(q, cos, sin)`
+whose arm is the generic path (a computed return, no CPU move) with the CUDA path after it,
+that loads its kernel only there (an import after the test) and ends by returning.
 Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
 a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
@@ -23,6 +32,15 @@ moves to the CPU (`.cpu()`, `"cpu"`), allocates there (a torch factory without `
 `torch.empty(n)`, also under a tensor's own test) or names `"cuda"` is no generic path; a CUDA arm that
 moves a tensor (`.cuda()`, `.to(...)`, `device=`) beside an in-place `else` is a finding; a
 device test whose alternative does not use the device (`torch.empty(n)`: the CPU) is one.
+The arm that falls through and the negated test keep their findings where a portable kernel
+may be what the CUDA test keeps from other accelerators (the rubric's Triton wrapper): the
+module names Triton (`import triton`, a `*_triton` function), or the CUDA side launches a
+kernel the Triton way (`kernel[grid](...)`) or calls a function of the module that does; also
+where the CUDA side imports nothing (its kernel, imported beside the generic code for every
+device, may be a portable one from another module), where a name the arm binds is read after
+it (the fall-through carries it), where the arm does any other work before falling through
+(a call as a statement), or where it returns a name (`return fused`: not a computation of its
+own).
 """
 from __future__ import annotations
 
@@ -34,10 +52,12 @@ _CPU_MOVES = frozenset({"cpu", "numpy"})
 
 
 def fast_path_reason(stmt: ast.If, rest, path: str | None,
-                     device: bool = False) -> Reason | None:
+                     device: bool = False, portable=None) -> Reason | None:
     """`stmt` tests a tensor for CUDA; `rest` is the statements after it in its block.
     `device`: the test asks a device (`device.type == "cuda"`), not a tensor; the
-    alternative must then use that device (`torch.empty(n, device=device)`)."""
+    alternative must then use that device (`torch.empty(n, device=device)`). `portable(block)`:
+    the file or `block` launches a portable kernel (`launches_portable_kernel`), asked of an
+    arm that falls through."""
     body = stmt.body
     if not body:
         return None
@@ -51,7 +71,8 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None,
         other = rest
         same = _returns(body) and bool(rest) and any(
             isinstance(n, ast.Return) and _computed(n.value)
-            for st in rest for n in ast.walk(st))
+            for st in rest for n in ast.walk(st)) or (
+            _tries(body, rest) and not (portable is not None and portable(body)))
     if not same or not other or not _generic(other):
         return None
     if device and not any(isinstance(n, ast.Name) and n.id in _tested(stmt.test)
@@ -59,6 +80,115 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None,
         return None
     return Reason("fast-path", "a CUDA fast path whose alternative computes the same on any "
                   "device", path, stmt.lineno)
+
+
+def negated_fast_path_reason(stmt: ast.If, rest, path: str | None,
+                             portable: bool) -> Reason | None:
+    """`stmt` is `if not t.is_cuda:` without an `else`; `rest` the statements after it (the
+    CUDA side); `portable`: the file or the CUDA side launches a portable kernel (Triton)."""
+    body = stmt.body
+    if stmt.orelse or not body or not rest or portable or not _returns(body) \
+            or not _generic(body) or not isinstance(rest[-1], ast.Return) \
+            or not _imports(rest):
+        return None
+    return Reason("fast-path", "the arm taken off CUDA computes the same on the tensor's own "
+                  "device; the CUDA path after it launches no portable kernel", path,
+                  stmt.lineno)
+
+
+def launches_portable_kernel(tree, block, named: bool | None = None) -> bool:
+    """The module names Triton (`import triton`, a `*_triton` function; `named`: that answer,
+    computed once per file), or `block` launches a kernel the Triton way (`kernel[grid](...)`)
+    or calls a function of the module that does: a kernel that runs on other accelerators
+    too, so the CUDA test keeps it from them."""
+    if names_triton(tree) if named is None else named:
+        return True
+    defs = {st.name: st for st in getattr(tree, "body", ()) if isinstance(
+        st, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for st in block:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Call):
+                if isinstance(n.func, ast.Subscript):
+                    return True
+                fn = defs.get(getattr(n.func, "id", None))
+                if fn is not None and any(isinstance(c, ast.Call) and isinstance(
+                        c.func, ast.Subscript) for c in ast.walk(fn)):
+                    return True
+    return False
+
+
+def names_triton(tree) -> bool:
+    """A name, an import or a function of the module that says Triton."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.alias):
+            word = n.name + " " + (n.asname or "")
+        elif isinstance(n, ast.ImportFrom):
+            word = n.module or ""
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            word = n.name
+        elif isinstance(n, ast.Name):
+            word = n.id
+        elif isinstance(n, ast.Attribute):
+            word = n.attr
+        else:
+            continue
+        if "triton" in word.lower():
+            return True
+    return False
+
+
+def _tries(body, rest) -> bool:
+    """The arm tries a fast path and falls through to the generic code where it declines:
+    it holds only imports, assignments to names, `if`s of the same, and returns, at least one
+    (`if ready(pg): out = fast(x); if out is not None: return out.view(shape)`); the names it
+    binds are not read after it (a fall-through carries nothing into the generic code); its
+    returns all return computed values where the code after it returns one, or all return
+    nothing where the code after it returns nothing (a procedure: `if try_fast(dst, src):
+    return`, then the generic copy)."""
+    exits = []
+    if not rest or not _imports(body) or not _attempt(body, exits) or not exits:
+        return False
+    bound = set()
+    for st in body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.alias):
+                bound.add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                bound.add(n.id)
+    later = [n for st in rest for n in ast.walk(st)]
+    if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound
+           for n in later):
+        return False
+    returns = [n for n in later if isinstance(n, ast.Return)]
+    if all(_computed(r.value) for r in exits):
+        return any(_computed(r.value) for r in returns)
+    if all(r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None)
+           for r in exits):
+        return all(r.value is None for r in returns) and any(
+            isinstance(n, ast.Call) for n in later)
+    return False
+
+
+def _imports(block) -> bool:
+    """The block imports a module: the kernel it runs is loaded only there (a module the code
+    does not load off CUDA), not one imported beside the generic code for every device."""
+    return any(isinstance(n, (ast.Import, ast.ImportFrom)) for st in block for n in ast.walk(st))
+
+
+def _attempt(block, exits) -> bool:
+    for st in block:
+        if isinstance(st, ast.Return):
+            exits.append(st)
+        elif isinstance(st, ast.If):
+            if not (_attempt(st.body, exits) and _attempt(st.orelse, exits)):
+                return False
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                return False
+        elif not isinstance(st, (ast.Import, ast.ImportFrom)):
+            return False
+    return True
 
 
 def _returns(block) -> bool:

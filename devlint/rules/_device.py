@@ -309,10 +309,9 @@ def guards_cuda_only(facts, body) -> bool:
         for n in ast.walk(stmt):
             if id(n) in generic:
                 continue
-            if isinstance(n, ast.ImportFrom) and n.module and _CUDA_ONLY_MODULE.search(n.module):
+            if isinstance(n, ast.ImportFrom) and n.module and _cuda_only_module(n.module):
                 return True
-            if isinstance(n, ast.Import) and any(_CUDA_ONLY_MODULE.search(a.name)
-                                                 for a in n.names):
+            if isinstance(n, ast.Import) and any(_cuda_only_module(a.name) for a in n.names):
                 return True
             if isinstance(n, ast.Attribute):
                 if n.attr == "cuda":
@@ -323,6 +322,18 @@ def guards_cuda_only(facts, body) -> bool:
             elif isinstance(n, ast.Name) and n.id not in local and _CUDA_ONLY_NAME.search(n.id):
                 return True
     return False
+
+
+def _cuda_only_module(name: str) -> bool:
+    """A CUDA-only library, or a module whose file is CUDA-only by its name (a part of the
+    dotted name holding one of `devlint/data/cuda_only.toml`'s stems as a "_"-separated word,
+    `pkg.ops.gemm.cutedsl_bf16_gemm`: CuTe DSL kernels), as `cuda-only-module` judges it."""
+    if _CUDA_ONLY_MODULE.search(name):
+        return True
+    from devlint.evidence.vocabulary import _cuda_only_defaults
+
+    stem_re = _cuda_only_defaults()[0][1]
+    return any(stem_re.search(part.lower()) for part in name.split("."))
 
 
 def _is_method_call(stmt, attr) -> bool:

@@ -1,6 +1,6 @@
 """DL202 is-cuda-branch.
 
-Size: ~510 lines, most of them the rule's valid and invalid examples (its tests and its docs),
+Size: ~620 lines, most of them the rule's valid and invalid examples (its tests and its docs),
 beside the test's reasons not to report and its fix (a tensor's own device through the body).
 """
 from __future__ import annotations
@@ -13,8 +13,11 @@ from devlint.analysis.infer import rebinds
 from devlint.evidence.cuda_backend import (
     backend_reason, derived_device_reason, joined_backend_test,
 )
-from devlint.evidence.fast_path import fast_path_reason
+from devlint.evidence.fast_path import (
+    fast_path_reason, launches_portable_kernel, names_triton, negated_fast_path_reason,
+)
 from devlint.evidence.host_copy import host_copy_reason
+from devlint.evidence.stream_order import stream_order_reason
 from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
 from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
 from devlint.rules.base import IN_FILE, IN_PACKAGE, ROCM, Invalid, Rule, Valid
@@ -61,7 +64,8 @@ class IsCudaBranch(Rule):
     """
 
     code = "DL202"
-    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed",) + ROCM))
+    exempt_by = tuple(dict.fromkeys(IN_FILE + IN_PACKAGE + ("redundant-seed", "stream-order")
+                                    + ROCM))
     name = "is-cuda-branch"
     summary = "Branch on `is_cuda` chooses device-generic behaviour"
 
@@ -141,6 +145,37 @@ class IsCudaBranch(Rule):
         # the assigned test only guards CUDA-only code
         Valid('def f(cfg):\n    on_gpu = cfg.device_type == "cuda"\n    if on_gpu:\n'
               '        torch.cuda.nvtx.range_push("x")\n'),
+        # the arm taken off CUDA is the generic path; the CUDA side after it loads its
+        # kernel only there, and the file launches no portable (Triton) kernel (fast-path)
+        Valid("def rope(q, cache):\n    if not q.is_cuda:\n        return ref_rope(q, cache)\n"
+              "    from kernels_ext import rotary\n    rotary(q, cache)\n    return q\n"),
+        # the CUDA arm tries a fast path and falls through to the generic code (fast-path)
+        Valid("def a2a(x, pg):\n    if x.is_cuda and not compiling():\n"
+              "        from pkg.ipc import exchange, ready\n        if ready(pg):\n"
+              "            got = exchange(x)\n            if got is not None:\n"
+              "                return got.view(x.shape)\n    out = torch.empty_like(x)\n"
+              "    all_to_all(out, x, group=pg)\n    return out.reshape(x.shape)\n"),
+        Valid("def copy_all(dsts, srcs):\n    if dsts and dsts[0].is_cuda:\n"
+              "        from pkg.ops.small_copy import try_small_copy\n"
+              "        if try_small_copy(dsts, srcs):\n            return\n"
+              "    torch._foreach_copy_(dsts, srcs)\n"),
+        # the arm imports from a CUDA-only module (CuTe DSL kernels, by its name)
+        Valid("def mm(x, w, out):\n    if use_cutedsl() and x.is_cuda:\n"
+              "        from pkg.gemm.cutedsl_gemm import gemm_out\n"
+              "        return gemm_out(x, w, out)\n    torch.mm(x, w.t(), out=out)\n"
+              "    return out\n"),
+        # the branch only orders CUDA streams for CUDA's asynchronous work (stream-order)
+        Valid("import torch\n\n\ndef send(t, dst, handles):\n    h = isend(t, dst)\n"
+              "    if t.is_cuda:\n        t.record_stream(torch.cuda.current_stream(t.device))\n"
+              "    handles.append((h, t))\n"),
+        Valid("import torch\n\n\ndef snap(t, streams):\n    if t.device.type == \"cuda\":\n"
+              "        streams[t.device] = torch.cuda.current_stream(t.device)\n"),
+        Valid("import torch\n\n\ndef ready(self, t):\n    ev = None\n    if t.is_cuda:\n"
+              "        s = torch.cuda.current_stream(t.device)\n        self._ev.record(s)\n"
+              "        ev = self._ev\n    return ev\n"),
+        Valid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
+              "        self.delayed = None\n        if device.type == \"cuda\":\n"
+              "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
         # print-only: the test only chooses a message
         Valid('def f(image):\n    if image.is_cuda:\n        logger.warning_once("moving to the CPU")\n'
               '    return image.cpu()\n'),
@@ -208,6 +243,48 @@ class IsCudaBranch(Rule):
                 "    return triton_kernel(q)\n",
                 'def f(q):\n    if q.device.type == "cpu":\n        return reference(q)\n'
                 "    return triton_kernel(q)\n"),
+        # the file launches Triton kernels: the CUDA side may be a portable one
+        Invalid("import triton\n\n\ndef f(q):\n    if not q.is_cuda:\n        return reference(q)\n"
+                "    from pkg.ops import fused\n    return fused(q)\n",
+                'import triton\n\n\ndef f(q):\n    if q.device.type == "cpu":\n'
+                "        return reference(q)\n    from pkg.ops import fused\n"
+                "    return fused(q)\n"),
+        # the arm's name is read after it; an arm that works before falling through; a
+        # Triton launch in the arm
+        Invalid("def f(x):\n    if x.is_cuda:\n        from pkg.ops import fast\n"
+                "        out = fast(x)\n        if out is not None:\n"
+                "            return out.view(-1)\n    return ref(x, out)\n",
+                'def f(x):\n    if x.device.type != "cpu":\n        from pkg.ops import fast\n'
+                "        out = fast(x)\n        if out is not None:\n"
+                "            return out.view(-1)\n    return ref(x, out)\n"),
+        Invalid("def f(x, y):\n    if x.is_cuda:\n        from pkg.ops import prefetch\n"
+                "        prefetch(y)\n        if y.ready():\n            return fast(x, y)\n"
+                "    return ref(x, y)\n",
+                'def f(x, y):\n    if x.device.type != "cpu":\n'
+                "        from pkg.ops import prefetch\n        prefetch(y)\n"
+                "        if y.ready():\n            return fast(x, y)\n    return ref(x, y)\n"),
+        Invalid("def f(x):\n    if x.is_cuda:\n        from pkg.ops import kernel\n"
+                "        if x.ndim == 2:\n            return kernel[(x.shape[0],)](x)\n"
+                "    return ref(x)\n",
+                'def f(x):\n    if x.device.type != "cpu":\n        from pkg.ops import kernel\n'
+                "        if x.ndim == 2:\n            return kernel[(x.shape[0],)](x)\n"
+                "    return ref(x)\n"),
+        # the generic stream API: the author meant every accelerator (another one races)
+        Invalid("import torch\n\n\ndef push(t):\n    if t.device.type == \"cuda\":\n"
+                "        ev = torch.Event()\n        ev.record(torch.accelerator.current_stream())\n",
+                "import torch\n\n\ndef push(t):\n    if t.device.type != \"cpu\":\n"
+                "        ev = torch.Event()\n        ev.record(torch.accelerator.current_stream())\n"),
+        # stream bookkeeping beside other work: a synchronize every device needs
+        Invalid("import torch\n\n\ndef f(t):\n    if t.is_cuda:\n"
+                "        t.record_stream(torch.cuda.current_stream())\n"
+                "        torch.cuda.synchronize()\n",
+                "import torch\n\n\ndef f(t):\n    if t.device.type != \"cpu\":\n"
+                "        t.record_stream(torch.accelerator.current_stream())\n"
+                "        torch.accelerator.synchronize()\n"),
+        # a side stream whose alternative is not stated (no None before it)
+        Invalid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
+                "        if device.type == \"cuda\":\n"
+                "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
         # the arm taken off CUDA goes to the CPU: no generic path
         Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
                 "    return kernel(q)\n",
@@ -320,7 +397,8 @@ class IsCudaBranch(Rule):
                 continue
             if len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.Raise):
                 continue  # `if cuda: ... else: raise`: an assertion in disguise, not a choice
-            fast = _fast_path(facts, stmt, device=all(t is None for _, t in tests))
+            fast = _fast_path(facts, stmt, device=all(t is None for _, t in tests),
+                              portable=lambda block: _portable(facts, block))
             if fast:
                 note_exempt(facts, tests[0][0], fast)
                 continue  # a CUDA fast path beside a generic one
@@ -329,6 +407,11 @@ class IsCudaBranch(Rule):
             if not stmt.orelse and seeds and all(seeds):
                 note_exempt(facts, tests[0][0], seeds[0])
                 continue  # it guards only seeds `torch.manual_seed` already set everywhere
+            order = stream_order_reason(stmt, facts.qualname, facts.path,
+                                        _before(facts, stmt))
+            if order is not None:  # it only orders CUDA streams for CUDA's asynchronous work
+                note_exempt(facts, tests[0][0], order)
+                continue
             host = host_copy_reason(stmt, facts.path)
             if host is not None:  # both arms copy to the host, the CUDA one asynchronously
                 note_exempt(facts, tests[0][0], host)
@@ -367,6 +450,12 @@ class IsCudaBranch(Rule):
             return None
         if _cuda_alike_scope(facts, stmt):
             return None  # on ROCm `is_cuda` is the platform's own test
+        if not stmt.orelse:  # the arm taken off CUDA is the generic path, CUDA's after it
+            fast = _fast_path(facts, stmt, reason=negated_fast_path_reason,
+                              portable=_portable(facts, _after(facts, stmt)))
+            if fast is not None:
+                note_exempt(facts, test, fast)
+                return None
         tensor = facts.source(test.operand.value)
         expr = role_expr(facts, "accelerator-tensor-test", tensor)
         fix = None
@@ -433,17 +522,40 @@ def _names_device(expr) -> bool:
 
 def _fast_path(facts, stmt, reason=fast_path_reason, **kw):
     """The `devlint.evidence.fast_path` reason of a tensor's CUDA branch, if any."""
+    return reason(stmt, _after(facts, stmt), facts.path, **kw)
+
+
+def _after(facts, stmt) -> list:
+    """The statements after `stmt` in its block; for an `elif` arm without an `else`, those
+    after the whole chain."""
     arm = stmt
     par = facts.tree_parent(stmt)
     while not arm.orelse and isinstance(par, ast.If) and len(par.orelse) == 1 \
             and par.orelse[0] is stmt:
         stmt, par = par, facts.tree_parent(par)  # an `elif` arm: what follows the chain
-    rest = []
     for field in ("body", "orelse", "finalbody"):
         block = getattr(par, field, None)
         if isinstance(block, list) and any(st is stmt for st in block):
-            rest = block[block.index(stmt) + 1:]
-    return reason(arm, rest, facts.path, **kw)
+            return block[block.index(stmt) + 1:]
+    return []
+
+
+def _before(facts, stmt):
+    """The statement before `stmt` in its block, or None."""
+    par = facts.tree_parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(par, field, None)
+        if isinstance(block, list):
+            for i, st in enumerate(block):
+                if st is stmt:
+                    return block[i - 1] if i else None
+    return None
+
+
+def _portable(facts, block) -> bool:
+    """`launches_portable_kernel`, the module's own answer memoized per file."""
+    return launches_portable_kernel(facts.tree, block, facts.memo(
+        "names-triton", lambda: names_triton(facts.tree)))
 
 
 def _assigned_test_uses(facts, literal, compare):
