@@ -14,7 +14,8 @@ from devlint.evidence.stated_gate import stated_subject
     "hybrid_window_attn_h3 kernels need NVIDIA CUDA", "UIntxWeightOnlyConfig requires CUDA",
     "requires CUDA for scaled_fp8_quant", "the fused kernel is CUDA-only",
     "requires NVIDIA GPU", "needs cuDNN", "requires CUDAGraph", "lpmm 4-bit Adam only works for CUDA",
-    "PrimsTS ships with flashinfer (CUDA-only)",
+    "PrimsTS ships with flashinfer (CUDA-only)", "needs an SM90 or SM100 device with the CuTe package",
+    "requires a Blackwell GPU",
 ])
 def test_a_cuda_specific_subject_is_stated(text):
     assert stated_subject(text) is not None

@@ -20,8 +20,10 @@ or the `pytestmark`), whose reason states one of:
   not the test (`"UIntxWeightOnlyConfig requires CUDA"`, `"hybrid_window_attn_h3 kernels need
   NVIDIA CUDA"`), or "requires CUDA for <thing>" where the thing is a name of code
   (`scaled_fp8_quant`, `flash_hub backend`) or a CUDA feature above; "<thing> is CUDA-only";
-- an NVIDIA-only hardware or library word: NVIDIA, cuDNN, CUTLASS, cuBLAS, TensorRT, NVLink,
-  NVSHMEM, NVML (`"requires NVIDIA GPU"`, `"requires NVIDIA CUDA fusion"`).
+- an NVIDIA-only hardware or library word: NVIDIA, cuDNN, CUTLASS, CuTe(-DSL), cuBLAS,
+  TensorRT, NVLink, NVSHMEM, NVML, an SM architecture or its name (`SM90`, Hopper, Blackwell,
+  Ampere): `"requires NVIDIA GPU"`, `"needs an SM90 or SM100 device with the flash-attn-4
+  CuTe package"`.
 Limits: only the gate's reason text (a literal or the literal parts of an f-string), not the
 comments around it; the gate's condition must ask about CUDA (a name or string with `cuda`, an
 NVIDIA compute capability) and its polarity is not checked. Generic reasons stay as they are:
@@ -74,7 +76,7 @@ _NOT_SUBJECT = frozenset({"attention", "test", "tests", "check", "checks", "devi
 _OTHER = re.compile(r"(?i)\b(?:xpu|npu|mps|hpu|mlu|musa|xla|tpu|neuron|rocm|hip|amd|intel"
                     r"|ascend|gaudi|accelerators?|habana|mtia)\b")
 _NVIDIA = re.compile(r"(?i)\b(?:nvidia|cudnn|cutlass|cublas(?:lt)?|tensorrt|nvlink|nvshmem"
-                     r"|nvml)\b")
+                     r"|nvml|cute(?:[- ]?dsl)?|sm_?\d{2,3}a?|hopper|blackwell|ampere)\b")
 _NEEDS = re.compile(
     r"(?i)\b(?:needs?|requires?|only (?:works|runs) (?:on|for|with)|(?:works|runs) only "
     r"(?:on|for|with)|is only (?:available|supported) (?:on|with))\s+(?:an?\s+|the\s+)?"
