@@ -33,6 +33,7 @@ def test_a_cuda_specific_subject_is_stated(text):
     "This test requires CUDA", "Test requires CUDA", "offloading tests require CUDA",
     "CUDA is required for offload check.", "CUDA is required for offloading tests.",
     "CUDA-only test", "triton requires cuda version to be higher than 11.4",
+    "CPU offload is only available with CUDA and `accelerate v0.14.0` or higher",
     "needs CUDA for current_device", "CUDA required for SSD ops",
     # another platform named too
     "float16 requires CUDA or XPU", "CUDA graphs (or XPU graphs)", "needs CUDA or ROCm kernels",

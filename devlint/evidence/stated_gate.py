@@ -29,7 +29,8 @@ comments around it; the gate's condition must ask about CUDA (a name or string w
 NVIDIA compute capability) and its polarity is not checked. Generic reasons stay as they are:
 "requires CUDA", "CUDA not available", "Skip if not cuda", "needs GPU", "CUDA is required",
 "needs 2 CUDA GPUs", "needs CUDA attention" (attention runs on every accelerator), a subject
-that is the test itself ("Test requires CUDA", "offloading tests require CUDA") or a check
+naming a generic feature ("CPU offload is only available with CUDA", a gate upstream opened to
+every accelerator: cross corpus case 010), a subject that is the test itself ("Test requires CUDA", "offloading tests require CUDA") or a check
 ("CUDA is required for offload check."). A reason that also names another platform
 (XPU, NPU, MPS, ROCm, HIP, AMD, an accelerator) states nothing CUDA-only. The gate must
 decorate the test or class itself, be a module-level mark bound to a name and applied to it,
@@ -71,8 +72,11 @@ _SELF = frozenset({"test", "tests", "testcase", "case", "cases", "suite", "it", 
                    "check", "checks", "run", "runs", "running", "also", "still", "currently",
                    "unit", "e2e", "integration", "example", "examples", "demo"})
 # words that make a subject or a "for" object no CUDA-specific thing
+# (offloading to the CPU is a generic feature: "CPU offload is only available with CUDA", a
+# gate upstream opened to every accelerator, cross corpus 010)
 _NOT_SUBJECT = frozenset({"attention", "test", "tests", "check", "checks", "device",
-                          "devices", "gpu", "gpus", "testing", "benchmark", "benchmarking"})
+                          "devices", "gpu", "gpus", "testing", "benchmark", "benchmarking",
+                          "cpu", "offload", "offloading", "memory"})
 _OTHER = re.compile(r"(?i)\b(?:xpu|npu|mps|hpu|mlu|musa|xla|tpu|neuron|rocm|hip|amd|intel"
                     r"|ascend|gaudi|accelerators?|habana|mtia)\b")
 _NVIDIA = re.compile(r"(?i)\b(?:nvidia|cudnn|cutlass|cublas(?:lt)?|tensorrt|nvlink|nvshmem"
