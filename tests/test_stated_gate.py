@@ -99,3 +99,33 @@ def test_show_exempt_names_the_principle():
 
     assert PRINCIPLES["stated-gate"] == "devlint.evidence.stated_gate"
     assert "skip gate states a CUDA-specific subject" in principle_summary("stated-gate")
+
+
+def test_a_gate_that_skips_only_an_older_cuda_gpu_establishes_nothing():
+    # it runs on every other accelerator: the class is no CUDA test
+    src = ('import torch, unittest\n\n\n'
+           '@unittest.skipIf(not torch.accelerator.is_available(), "needs an accelerator")\n'
+           '@unittest.skipIf(torch.cuda.is_available() and not is_sm_at_least_89(), "Need sm89+")\n'
+           'class T(unittest.TestCase):\n    def test_a(self):\n'
+           '        x = torch.ones(2, device="cuda")\n')
+    assert [c for c, _ in _codes(src)] == ["DL103"]
+
+
+@pytest.mark.parametrize("cond, skip, expected", [
+    ("not torch.cuda.is_available()", True, True),
+    ("not current_platform.is_cuda() or not HAVE_TRITON", True, True),
+    ("torch.cuda.device_count() < 2", True, True),
+    ("torch_device != 'cuda'", True, True),
+    ("torch.version.cuda is None", True, True),
+    ("torch.cuda.is_available() and current_platform.is_cuda()", False, True),
+    ("torch.cuda.is_available() and not is_sm_at_least_89()", True, False),
+    ("torch.cuda.is_available()", True, False),
+    ("not HAS_EXT", True, False),
+    ("torch.cuda.is_available() or torch.xpu.is_available()", False, False),
+])
+def test_requires_cuda_reads_the_polarity(cond, skip, expected):
+    import ast
+
+    from devlint.evidence.stated_gate import requires_cuda
+
+    assert requires_cuda(ast.parse(cond, mode="eval").body, skip) is expected

@@ -25,8 +25,10 @@ or the `pytestmark`), whose reason states one of:
   Ampere): `"requires NVIDIA GPU"`, `"needs an SM90 or SM100 device with the flash-attn-4
   CuTe package"`.
 Limits: only the gate's reason text (a literal or the literal parts of an f-string), not the
-comments around it; the gate's condition must ask about CUDA (a name or string with `cuda`, an
-NVIDIA compute capability) and its polarity is not checked. Generic reasons stay as they are:
+comments around it; the gate must skip wherever CUDA is absent (its condition asks about CUDA:
+a name or string with `cuda`, an NVIDIA compute capability, through `not`/`and`/`or`):
+`skipIf(torch.cuda.is_available() and not is_sm_at_least_89(), "Need sm89+")` skips only an
+older CUDA GPU and runs on every other accelerator, so it establishes nothing. Generic reasons stay as they are:
 "requires CUDA", "CUDA not available", "Skip if not cuda", "needs GPU", "CUDA is required",
 "needs 2 CUDA GPUs", "needs CUDA attention" (attention runs on every accelerator), a subject
 naming a generic feature ("CPU offload is only available with CUDA", a gate upstream opened to
@@ -155,12 +157,35 @@ def _call_name(call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
 
 
+def requires_cuda(cond, skip: bool) -> bool:
+    """The gate skips wherever CUDA is absent: `cond` (true where the test is skipped, with
+    `skip`; where it runs, without) holds only with CUDA (`not torch.cuda.is_available()`,
+    `not current_platform.is_cuda() or x`, `torch.cuda.device_count() < 2`, `device !=
+    "cuda"`; `skipUnless(torch.cuda.is_available() and x)`). Not `skipIf(torch.cuda.
+    is_available() and not is_sm_at_least_89())`: it skips only an older CUDA GPU, and runs
+    on every other accelerator."""
+    if isinstance(cond, ast.UnaryOp) and isinstance(cond.op, ast.Not):
+        return requires_cuda(cond.operand, not skip)
+    if isinstance(cond, ast.BoolOp):
+        parts = [requires_cuda(v, skip) for v in cond.values]
+        return any(parts) if isinstance(cond.op, ast.Or) == skip else all(parts)
+    if not _CUDA_TEST.search(ast.unparse(cond)):
+        return False
+    if isinstance(cond, ast.Compare) and len(cond.ops) == 1:
+        op, right = cond.ops[0], cond.comparators[0]
+        none = isinstance(right, ast.Constant) and right.value is None
+        absent = isinstance(op, (ast.NotEq, ast.Lt, ast.LtE)) or (isinstance(op, ast.Is) and none)
+        present = isinstance(op, (ast.Eq, ast.Gt, ast.GtE)) or (isinstance(op, ast.IsNot) and none)
+        return absent if skip else present
+    return not skip and isinstance(cond, (ast.Call, ast.Name, ast.Attribute))
+
+
 def gate_reason(call, path: str | None) -> Reason | None:
     """The reason for a skip gate call (`skipif`, `skipIf`, `skipUnless`) whose condition asks
     about CUDA and whose reason states a CUDA-specific subject, else None."""
     if not (isinstance(call, ast.Call) and _call_name(call) in _GATES and call.args):
         return None
-    if not _CUDA_TEST.search(ast.unparse(call.args[0])):
+    if not requires_cuda(call.args[0], skip=_call_name(call) in ("skipif", "skipIf", "skip_if")):
         return None
     text = _reason_text(call, 1)
     subject = stated_subject(text)
