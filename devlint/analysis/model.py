@@ -26,6 +26,7 @@ from devlint.evidence.cuda_twin import (
 )
 from devlint.evidence.dead_default import default_of
 from devlint.evidence.stated_requirement import scope_reason as stated_scope_reason
+from devlint.evidence.stated_gate import scope_reason as stated_gate_scope
 from devlint.evidence.not_a_device import (
     never_runs_reason, only_skipped_reason, skipped_uses,
 )
@@ -179,6 +180,7 @@ class FileFacts:
                                      or self._calls_cuda_only(scope)
                                      or library_subject(scope, self.tree, self.path,
                                                         in_test_file(self))
+                                     or stated_gate_scope(scope, self.tree, self.path)
                                      or never_runs_reason(scope, self.path)
                                      or (only_skipped_reason(scope, lambda: self.memo(
                                          "skipped-uses", lambda: skipped_uses(self.tree)),

@@ -64,7 +64,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   run without CUDA; `library_gate`: a test gated on a module flag set only where a library of
   GPU kernels imports; `library_subject`: a test whose subject is such a library (named for
   it, a gate's reason naming its kernel, its own API imported in the test, a module that
-  skips without it); `imported_flag`: a skip gate reading such a flag, or a capability flag,
+  skips without it); `stated_gate`: a test whose skip gate's reason states a CUDA-specific
+  subject ("needs the CUDA RoPE", "fused VAE kernels need CUDA"); `imported_flag`: a skip gate reading such a flag, or a capability flag,
   helper or skip reason, imported from a project module (`devlint.engine.project.xflags`).
 - The package-level principles (CUDA-only through a project module, test doubles, functions
   only called on CUDA) are applied by the project stage, `devlint.engine.project`, which
@@ -136,6 +137,7 @@ PRINCIPLES = {
     "cuda-only-test": "devlint.evidence.cuda_only_test",
     "library-gate": "devlint.evidence.library_gate",
     "library-subject": "devlint.evidence.library_subject",
+    "stated-gate": "devlint.evidence.stated_gate",
     "imported-flag": "devlint.evidence.imported_flag",
     "cuda-choice": "devlint.evidence.cuda_choice",  # crossmod
     "cuda-reach": "devlint.evidence.cuda_reach",  # crossmod

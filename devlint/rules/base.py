@@ -42,7 +42,7 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
            "flash-attention-impl", "mock-target", "cuda-value", "fake-tensor", "hip-device",
            "host-copy", "version-fallback", "load-location", "self-called-on-cuda",
            "kernel-benchmark", "gated-benchmark",
-           "uses-cuda-value", "library-gate", "library-subject")
+           "uses-cuda-value", "library-gate", "library-subject", "stated-gate")
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
               "cuda-by-default",
               "dead-default", "imported-gate", "imported-guard", "launched-worker",

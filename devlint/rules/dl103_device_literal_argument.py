@@ -243,6 +243,12 @@ class DeviceLiteralArgument(Rule):
               'import transformer_engine.pytorch as te\nfrom pkg.utils import make_layer\n\n\n'
               'def _worker():\n    x = torch.zeros(2, device="cuda")\n    return make_layer()(x)\n',
               path="tests/test_gtp.py"),
+        # stated-gate: a test whose gate (here a platform query) states the CUDA-only thing
+        # it exercises
+        Valid('import pytest, torch\nfrom pkg.platforms import current_platform\n\n\n'
+              '@pytest.mark.skipif(not current_platform.is_cuda(), reason="needs the CUDA RoPE")\n'
+              'def test_rope():\n    x = torch.zeros(2, device="cuda")\n',
+              path="tests/test_rope.py"),
         # kernel-benchmark: a benchmark of a kernel named for its CUDA implementation
         Valid('import torch\nfrom pkg.kernels import fused_pad_cuda, torch_pad\n\n'
               'device = torch.device("cuda")\n', path="benchmarks/bench_pad.py"),
@@ -278,6 +284,16 @@ class DeviceLiteralArgument(Rule):
                 'if torch.accelerator.is_available() else "cpu")\n\n\n'
                 '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA")\n'
                 'def test_a():\n    _make()\n', path="tests/test_a.py"),
+        # stated-gate's limit: a platform-query gate whose reason names only the platform
+        # (upstream fixed the literals under one: vLLM PR #37566)
+        Invalid('import pytest, torch\nfrom pkg.platforms import current_platform\n\n\n'
+                '@pytest.mark.skipif(not current_platform.is_cuda(), reason="Skip if not cuda")\n'
+                'def test_rope():\n    x = torch.zeros(2, device="cuda")\n',
+                'import pytest, torch\nfrom pkg.platforms import current_platform\n\n\n'
+                '@pytest.mark.skipif(not current_platform.is_cuda(), reason="Skip if not cuda")\n'
+                'def test_rope():\n    x = torch.zeros(2, device=torch.accelerator.current_accelerator() '
+                'if torch.accelerator.is_available() else "cpu")\n',
+                path="tests/test_rope.py"),
         # fake-tensor's limit: a mode chosen by a condition may be no fake mode at all
         Invalid('import torch\nfrom contextlib import nullcontext\n'
                 'from torch._subclasses.fake_tensor import FakeTensorMode\n\n\n'

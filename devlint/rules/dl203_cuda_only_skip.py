@@ -13,6 +13,7 @@ from devlint.rules._guard_body import gate_opens_to_accelerator, module_mark
 from devlint.evidence.capability import called_at_import
 from devlint.evidence.capability_gate import stacked_reason
 from devlint.evidence.cuda_only_test import gated_test_reason
+from devlint.evidence.stated_gate import gate_reason as stated_gate_reason
 from devlint.rules._device import note_exempt, skipped
 from devlint.rules.base import Invalid, Rule, Valid
 
@@ -71,7 +72,7 @@ class CudaOnlySkip(Rule):
                  "test-double", "only-called-on-cuda", "calls-cuda-only", "cuda-by-default",
                  "cuda-kernel-source",
                  "entry-gate",
-                 "capability-gate", "cuda-only-test", "imported-flag")
+                 "capability-gate", "cuda-only-test", "imported-flag", "stated-gate")
 
     valid = [
         Valid("import pytest\n@pytest.mark.skipif(not current_platform.is_cuda(), reason='CUDA graphs')\ndef test_x():\n    pass\n"),
@@ -154,6 +155,11 @@ class CudaOnlySkip(Rule):
               'import transformer_engine.pytorch as te\n\n\n'
               '@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA required")\n'
               'def test_fallback():\n    x = torch.randn(4)\n', path="tests/test_gtp.py"),
+        # stated-gate: the gate's reason states the CUDA-only thing its test exercises
+        Valid("import torch, unittest\n@unittest.skipUnless(torch.cuda.is_available(), "
+              "'CUDA graphs')\ndef test_x():\n    pass\n"),
+        Valid("import pytest, torch\n@pytest.mark.skipif(not torch.cuda.is_available(), "
+              "reason='fused VAE kernels need CUDA')\ndef test_x():\n    pass\n"),
         # the deliberate CUDA twin of a generic gate defined next to it
         Valid("import torch, unittest\n\n\ndef require_torch_multi_gpu(test):\n"
               "    return unittest.skipUnless(torch.cuda.device_count() > 1, '2 GPUs')(test)\n\n\n"
@@ -176,6 +182,12 @@ class CudaOnlySkip(Rule):
         Invalid("import unittest\nimport torch\n\n\n@unittest.skipIf(torch.cuda.device_count() < 2, 'needs 2 CUDA GPUs')\ndef test_x():\n    pass\n",
                 "import unittest\nimport torch\n\n\n@unittest.skipIf(torch.accelerator.device_count() < 2, 'needs 2 accelerators')\ndef test_x():\n    pass\n"),
         Invalid("@requires_cuda\ndef test_x():\n    pass\n", None),
+        # stated-gate's limit: a reason that names only the platform, or attention (which
+        # runs on every accelerator)
+        Invalid("import pytest, torch\n@pytest.mark.skipif(not torch.cuda.is_available(), "
+                "reason='attention needs CUDA')\ndef test_x():\n    pass\n",
+                "import pytest, torch\n@pytest.mark.skipif(not torch.accelerator.is_available(), "
+                "reason='attention needs an accelerator')\ndef test_x():\n    pass\n"),
         # library-subject's limit: a reason that names the library but no kernel of it
         Invalid('import pytest, torch\nfrom pkg.extensions.transformer_engine import HAVE_FUSION\n\n\n'
                 '@pytest.mark.skipif(not torch.cuda.is_available() or not HAVE_FUSION, '
@@ -264,9 +276,11 @@ class CudaOnlySkip(Rule):
             if (refs and all(_guarded(facts, n) for n, _ in refs)) \
                     or skipped(facts, call, api=True, guards=False):
                 continue  # each query a guarded one, or the gate is exempt as a whole
-            stacked = stacked_reason(call, facts.tree, facts.get_parent, facts.path)
-            if stacked is not None:
-                note_exempt(facts, call, stacked)
+            # the gate's reason states the CUDA-only thing its test exercises
+            stated = stacked_reason(call, facts.tree, facts.get_parent, facts.path) \
+                or stated_gate_reason(call, facts.path)
+            if stated is not None:
+                note_exempt(facts, call, stated)
                 continue
             subject = _gated_test(facts, call)
             if subject is not None:
