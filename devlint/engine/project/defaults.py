@@ -76,10 +76,12 @@ def _calls_if_all_pass(project, root, top, name, param, index, fallback=False,
         tree = project.tree(path)
         if tree is None:
             return 0
-        enclosing = _memo(project, "dead-default-enclosing", path, tree, enclosing_defaults)
-        nones = _memo(project, "dead-default-nones", path, tree, unbound_none_parameters) \
-            if fallback else {}
-        for use in uses_in(tree, name):
+        uses = uses_in(tree, name)
+        if not uses:
+            continue
+        enclosing = enclosing_defaults(tree)
+        nones = unbound_none_parameters(tree) if fallback else {}
+        for use in uses:
             value = None if use is None else passed_value(use, param, index)
             if value is None or (fallback and isinstance(value, ast.Constant)
                                  and value.value is None):
@@ -96,11 +98,3 @@ def _calls_if_all_pass(project, root, top, name, param, index, fallback=False,
                     return 0
             calls += 1
     return calls
-
-
-def _memo(project, key, path, tree, compute):
-    memo = project.__dict__.setdefault("_dead_default_memo", {})
-    k = (key, path)
-    if k not in memo or memo[k][0] is not tree:
-        memo[k] = (tree, compute(tree))
-    return memo[k][1]
