@@ -190,9 +190,12 @@ class ValueFlow:
                     visit(c.body, level, evidence)
 
         klass_of = self._klass_of()
+        # (`visit` is a recursive closure: its cycle would hold the tree until collected)
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn)):
+            del visit
             return None
         visit(fn.body, None, None)
+        del visit
         if not ok[0] or not found:
             return None
         return joined_level(found), found[0][1]
@@ -361,6 +364,7 @@ class ValueFlow:
                     out.append((st, level, evidence))
 
         visit(body, None, None)
+        del visit  # (a recursive closure: its cycle would hold the tree until collected)
         return out
 
     def _store_nodes(self, body):

@@ -85,6 +85,8 @@ class PrivateUses:
                     walk(ast.Module(body=[st], type_ignores=[]), function, klass)
 
             walk(self.f.tree, None, None)
+            # (recursive closures: their cycle would hold the tree until collected)
+            del head, walk, walk_body
         return self._sites
 
     def _passed_levels(self, function, klass, name, depth):
@@ -283,4 +285,7 @@ class PrivateUses:
                 return expr(st, level, evidence)
             return _MISSING
 
-        return visit(body, None, None)
+        try:
+            return visit(body, None, None)
+        finally:  # (recursive closures: their cycle would hold the tree until collected)
+            del contains, expr, visit

@@ -48,6 +48,7 @@ class MethodUses:
                     walk(child, node, function, klass)
 
             walk(self.f.tree, None, None, None)
+            del walk  # (a recursive closure: its cycle would hold the tree until collected)
             self._mrefs = refs
         return self._mrefs
 

@@ -197,11 +197,12 @@ def applied_mark(fn, bound: dict):
         return True
 
     body = _docless(fn.body)
-    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+    read = bool(body) and isinstance(body[-1], ast.Return) and body[-1].value is not None \
+        and statements(body[:-1])
+    del statements  # (a recursive closure: its cycle would outlive the call until collected)
+    if not read:
         return None
     ret = body[-1].value
-    if not statements(body[:-1]):
-        return None
     if not (isinstance(ret, ast.Name) and ret.id == param) and not application(ret):
         return None
     if not applied:
