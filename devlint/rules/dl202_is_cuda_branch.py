@@ -281,6 +281,10 @@ class IsCudaBranch(Rule):
                 "import torch\n\n\ndef f(t):\n    if t.device.type != \"cpu\":\n"
                 "        t.record_stream(torch.accelerator.current_stream())\n"
                 "        torch.accelerator.synchronize()\n"),
+        # a `record` that is no event's on a CUDA stream (a metric, a timer) orders nothing
+        Invalid("def f(t, stats):\n    if t.is_cuda:\n        stats.record(t)\n    return t\n",
+                'def f(t, stats):\n    if t.device.type != "cpu":\n        stats.record(t)\n'
+                "    return t\n"),
         # a side stream whose alternative is not stated (no None before it)
         Invalid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
                 "        if device.type == \"cuda\":\n"
