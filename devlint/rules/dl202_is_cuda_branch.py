@@ -281,6 +281,13 @@ class IsCudaBranch(Rule):
                 "import torch\n\n\ndef f(t):\n    if t.device.type != \"cpu\":\n"
                 "        t.record_stream(torch.accelerator.current_stream())\n"
                 "        torch.accelerator.synchronize()\n"),
+        # a module named for CUDA graphs is no CUDA-only module (they have generic forms)
+        Invalid("def f(x, model):\n    if x.is_cuda:\n"
+                "        from pkg.cuda_graph_runner import warmup\n        warmup(model)\n"
+                "    return model(x)\n",
+                'def f(x, model):\n    if x.device.type != "cpu":\n'
+                "        from pkg.cuda_graph_runner import warmup\n        warmup(model)\n"
+                "    return model(x)\n"),
         # a `record` that is no event's on a CUDA stream (a metric, a timer) orders nothing
         Invalid("def f(t, stats):\n    if t.is_cuda:\n        stats.record(t)\n    return t\n",
                 'def f(t, stats):\n    if t.device.type != "cpu":\n        stats.record(t)\n'
