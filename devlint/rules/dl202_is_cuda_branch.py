@@ -173,6 +173,9 @@ class IsCudaBranch(Rule):
         Valid("import torch\n\n\ndef ready(self, t):\n    ev = None\n    if t.is_cuda:\n"
               "        s = torch.cuda.current_stream(t.device)\n        self._ev.record(s)\n"
               "        ev = self._ev\n    return ev\n"),
+        Valid("import torch\n\n\nclass Marker:\n    def mark(self, t):\n"
+              "        if t.is_cuda:\n            ev = torch.cuda.Event()\n"
+              "            ev.record()\n            self.ev = ev\n"),
         Valid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
               "        self.delayed = None\n        if device.type == \"cuda\":\n"
               "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
