@@ -35,6 +35,11 @@ def test_a_cuda_specific_subject_is_stated(text):
     "CUDA-only test", "triton requires cuda version to be higher than 11.4",
     "CPU offload is only available with CUDA and `accelerate v0.14.0` or higher",
     "needs CUDA for current_device", "CUDA required for SSD ops",
+    # a generic feature as the subject: precision, distributed training, compilation, the
+    # test's model (each runs on every accelerator)
+    "fp16 requires CUDA", "bf16 needs CUDA", "Mixed precision requires CUDA",
+    "Distributed training requires CUDA", "torch.compile requires CUDA",
+    "This model requires CUDA", "requires CUDA for fp16_training",
     # another platform named too
     "float16 requires CUDA or XPU", "CUDA graphs (or XPU graphs)", "needs CUDA or ROCm kernels",
 ])
@@ -129,3 +134,10 @@ def test_requires_cuda_reads_the_polarity(cond, skip, expected):
     from devlint.evidence.stated_gate import requires_cuda
 
     assert requires_cuda(ast.parse(cond, mode="eval").body, skip) is expected
+
+
+def test_a_generic_feature_gate_stays_a_finding():
+    src = ('import pytest, torch\n\n\n'
+           '@pytest.mark.skipif(not torch.cuda.is_available(), reason="fp16 requires CUDA")\n'
+           'def test_half():\n    x = torch.randn(4, device="cuda").half()\n')
+    assert [c for c, _ in _codes(src)] == ["DL203"]

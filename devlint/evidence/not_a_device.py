@@ -17,7 +17,9 @@ Limits: a rule that fixes a construction may still rewrite the annotations tied 
 rules that ask for annotations pass `annotations=True`); a default value is not an annotation.
 A read of the variable that is stored first (`v = os.environ.get(...)`, then
 `logger.info(v)`), compared, asserted or returned decides something, and stays a finding; so
-does setting it anywhere. A public function may be run by other modules; a use anywhere else (another test, the
+does one written into a file (`f.write("export CUDA_VISIBLE_DEVICES=" + ...)`, `print(...,
+file=f)`: a launcher script or an env file hands the choice on; `sys.stdout`/`sys.stderr` are
+messages), and so does setting it anywhere. A public function may be run by other modules; a use anywhere else (another test, the
 `__main__` block, module-level code, an `__all__` string) keeps it live.
 """
 from __future__ import annotations

@@ -32,8 +32,10 @@ older CUDA GPU and runs on every other accelerator, so it establishes nothing. G
 "requires CUDA", "CUDA not available", "Skip if not cuda", "needs GPU", "CUDA is required",
 "needs 2 CUDA GPUs", "needs CUDA attention" (attention runs on every accelerator), a subject
 naming a generic feature ("CPU offload is only available with CUDA", a gate upstream opened to
-every accelerator: cross corpus case 010), a subject that is the test itself ("Test requires CUDA", "offloading tests require CUDA") or a check
-("CUDA is required for offload check."). A reason that also names another platform
+every accelerator: cross corpus case 010; "fp16 requires CUDA", "Distributed training requires
+CUDA", "torch.compile requires CUDA"), a subject that is the test itself or its model
+("Test requires CUDA", "This model requires CUDA", "offloading tests require CUDA") or a
+check ("CUDA is required for offload check."). A reason that also names another platform
 (XPU, NPU, MPS, ROCm, HIP, AMD, an accelerator) states nothing CUDA-only. The gate must
 decorate the test or class itself, be a module-level mark bound to a name and applied to it,
 or be the module's `pytestmark` (then it covers the module's `test*` functions and `Test*`
@@ -72,13 +74,20 @@ _SELF = frozenset({"test", "tests", "testcase", "case", "cases", "suite", "it", 
                    "which", "skip", "skipping", "skipped", "torch", "pytorch", "gpu", "gpus",
                    "device", "devices", "cuda", "benchmark", "benchmarks", "benchmarking",
                    "check", "checks", "run", "runs", "running", "also", "still", "currently",
-                   "unit", "e2e", "integration", "example", "examples", "demo"})
+                   "unit", "e2e", "integration", "example", "examples", "demo",
+                   "model", "models"})
 # words that make a subject or a "for" object no CUDA-specific thing
 # (offloading to the CPU is a generic feature: "CPU offload is only available with CUDA", a
 # gate upstream opened to every accelerator, cross corpus 010)
+# (nor are reduced precision, distributed training or compilation: "fp16 requires CUDA",
+# "Distributed training requires CUDA", "torch.compile requires CUDA" name what every
+# accelerator runs)
 _NOT_SUBJECT = frozenset({"attention", "test", "tests", "check", "checks", "device",
                           "devices", "gpu", "gpus", "testing", "benchmark", "benchmarking",
-                          "cpu", "offload", "offloading", "memory"})
+                          "cpu", "offload", "offloading", "memory",
+                          "fp16", "bf16", "float16", "bfloat16", "half", "precision", "amp",
+                          "distributed", "training", "ddp", "fsdp", "compile", "compiled",
+                          "compilation", "inductor", "dynamo"})
 _OTHER = re.compile(r"(?i)\b(?:xpu|npu|mps|hpu|mlu|musa|xla|tpu|neuron|rocm|hip|amd|intel"
                     r"|ascend|gaudi|accelerators?|habana|mtia)\b")
 _NVIDIA = re.compile(r"(?i)\b(?:nvidia|cudnn|cutlass|cublas(?:lt)?|tensorrt|nvlink|nvshmem"

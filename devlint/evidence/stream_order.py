@@ -22,7 +22,10 @@ only calls of `record_stream`, `record`, `wait_stream` or `wait_event` as statem
 assignments (to a name, an attribute or an item) of a CUDA stream or event
 (`torch.cuda.current_stream(...)`, `torch.cuda.default_stream(...)`, `torch.cuda.Event(...)`)
 or of a name or attribute (an event handed on), with at least one such call or a CUDA stream
-saved; the arguments of the calls are of the same kinds. So is a side stream made only for
+saved; the arguments of the calls are of the same kinds, and `record` is an event's, on a
+CUDA stream (`ev.record(torch.cuda.current_stream(d))`, or a name the body binds to one) or
+an event the body makes (`ev = torch.cuda.Event(); ev.record()`): a
+`record` of anything else (`stats.record(t)`, `timer.record()`) orders nothing. So is a side stream made only for
 CUDA where the statement before sets the same name or attribute to None (`self.delayed =
 None`, then `if dev.type == "cuda": self.delayed = Handler(d2h_stream=torch.cuda.Stream())`:
 without it the work runs in order on the current stream, synchronously). The evidence is the
@@ -59,6 +62,8 @@ def stream_order_reason(stmt: ast.If, qualname, path: str | None,
                       "otherwise holds None (no stream: the work runs in order on the "
                       "current one)", path, stmt.lineno)
     orders = False
+    streams = set()  # the names the body binds to a CUDA stream
+    events = set()  # ... and to a CUDA event
 
     def value(v) -> bool:
         nonlocal orders
@@ -80,11 +85,19 @@ def stream_order_reason(stmt: ast.If, qualname, path: str | None,
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) \
                 and isinstance(st.value.func, ast.Attribute) \
                 and st.value.func.attr in _ORDERING and not st.value.keywords \
-                and all(value(a) for a in st.value.args):
+                and all(value(a) for a in st.value.args) \
+                and (st.value.func.attr != "record" or _on_cuda_stream(st.value, streams,
+                                                                       qualname)
+                     or _name_in(st.value.func.value, events)):
             orders = True
         elif isinstance(st, ast.Assign) and all(
                 isinstance(t, (ast.Name, ast.Attribute, ast.Subscript)) for t in st.targets) \
                 and value(st.value):
+            if _cuda_stream(st.value, qualname):
+                streams.update(t.id for t in st.targets if isinstance(t, ast.Name))
+            elif isinstance(st.value, ast.Call) \
+                    and (qualname(st.value.func) or "") == "torch.cuda.Event":
+                events.update(t.id for t in st.targets if isinstance(t, ast.Name))
             continue
         else:
             return None
@@ -93,6 +106,23 @@ def stream_order_reason(stmt: ast.If, qualname, path: str | None,
     return Reason(PRINCIPLE, "the branch only orders CUDA streams (record_stream, an event "
                   "recorded, a stream saved for one): bookkeeping of CUDA's asynchronous "
                   "work, which does not run elsewhere", path, stmt.lineno)
+
+
+def _cuda_stream(v, qualname) -> bool:
+    return isinstance(v, ast.Call) and (qualname(v.func) or "") in _CUDA_STREAMS \
+        and (qualname(v.func) or "") != "torch.cuda.Event"
+
+
+def _name_in(node, names) -> bool:
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def _on_cuda_stream(call, streams, qualname) -> bool:
+    """`ev.record(torch.cuda.current_stream(d))`, `ev.record(s)` with `s` bound in the body to
+    one: an event recorded on a CUDA stream. A bare `x.record(...)` of anything else (a
+    timer, a metric, a recorder) orders no stream."""
+    return len(call.args) == 1 and (_cuda_stream(call.args[0], qualname) or (
+        isinstance(call.args[0], ast.Name) and call.args[0].id in streams))
 
 
 def _side_stream(body, before, qualname) -> bool:

@@ -327,13 +327,14 @@ def guards_cuda_only(facts, body) -> bool:
 def _cuda_only_module(name: str) -> bool:
     """A CUDA-only library, or a module whose file is CUDA-only by its name (a part of the
     dotted name holding one of `devlint/data/cuda_only.toml`'s stems as a "_"-separated word,
-    `pkg.ops.gemm.cutedsl_bf16_gemm`: CuTe DSL kernels), as `cuda-only-module` judges it."""
+    `pkg.ops.gemm.cutedsl_bf16_gemm`: CuTe DSL kernels), as `cuda-only-module` judges it:
+    CUDA graphs have generic forms (torch.xpu.XPUGraph), so `pkg.cuda_graph_runner` is none."""
     if _CUDA_ONLY_MODULE.search(name):
         return True
-    from devlint.evidence.vocabulary import _cuda_only_defaults
+    from devlint.evidence.vocabulary import _cuda_only_defaults, _names_cuda_stem
 
     stem_re = _cuda_only_defaults()[0][1]
-    return any(stem_re.search(part.lower()) for part in name.split("."))
+    return any(_names_cuda_stem(stem_re, part.lower()) for part in name.split("."))
 
 
 def _is_method_call(stmt, attr) -> bool:

@@ -173,6 +173,9 @@ class IsCudaBranch(Rule):
         Valid("import torch\n\n\ndef ready(self, t):\n    ev = None\n    if t.is_cuda:\n"
               "        s = torch.cuda.current_stream(t.device)\n        self._ev.record(s)\n"
               "        ev = self._ev\n    return ev\n"),
+        Valid("import torch\n\n\nclass Marker:\n    def mark(self, t):\n"
+              "        if t.is_cuda:\n            ev = torch.cuda.Event()\n"
+              "            ev.record()\n            self.ev = ev\n"),
         Valid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
               "        self.delayed = None\n        if device.type == \"cuda\":\n"
               "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
@@ -281,6 +284,17 @@ class IsCudaBranch(Rule):
                 "import torch\n\n\ndef f(t):\n    if t.device.type != \"cpu\":\n"
                 "        t.record_stream(torch.accelerator.current_stream())\n"
                 "        torch.accelerator.synchronize()\n"),
+        # a module named for CUDA graphs is no CUDA-only module (they have generic forms)
+        Invalid("def f(x, model):\n    if x.is_cuda:\n"
+                "        from pkg.cuda_graph_runner import warmup\n        warmup(model)\n"
+                "    return model(x)\n",
+                'def f(x, model):\n    if x.device.type != "cpu":\n'
+                "        from pkg.cuda_graph_runner import warmup\n        warmup(model)\n"
+                "    return model(x)\n"),
+        # a `record` that is no event's on a CUDA stream (a metric, a timer) orders nothing
+        Invalid("def f(t, stats):\n    if t.is_cuda:\n        stats.record(t)\n    return t\n",
+                'def f(t, stats):\n    if t.device.type != "cpu":\n        stats.record(t)\n'
+                "    return t\n"),
         # a side stream whose alternative is not stated (no None before it)
         Invalid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
                 "        if device.type == \"cuda\":\n"

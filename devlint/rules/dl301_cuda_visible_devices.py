@@ -81,7 +81,8 @@ class CudaVisibleDevices(Rule):
               'os.environ.get("CUDA_VISIBLE_DEVICES"))\n'
               'logger.info(f"on gpu {g} (CUDA_VISIBLE_DEVICES='
               '{os.environ.get(\'CUDA_VISIBLE_DEVICES\', \'unset\')})")\n'
-              'raise RuntimeError(f"no GPU in {os.environ[\'CUDA_VISIBLE_DEVICES\']}")\n'),
+              'raise RuntimeError(f"no GPU in {os.environ[\'CUDA_VISIBLE_DEVICES\']}")\n'
+              'sys.stderr.write(os.environ.get("CUDA_VISIBLE_DEVICES", ""))\n'),
         Valid('if is_torch_npu_available():\n    p = f"ASCEND_RT_VISIBLE_DEVICES={g}"\n'
               'elif is_torch_cuda_available():\n    p = f"CUDA_VISIBLE_DEVICES={g}"\n'),
         # nvidia-tool: a tool built on nvidia-smi numbers NVIDIA GPUs
@@ -108,7 +109,10 @@ class CudaVisibleDevices(Rule):
                 'import os\nfrom vllm.platforms import current_platform\n'
                 'os.environ[current_platform.device_control_env_var] = "0,1"\n', profile="vllm"),
         Invalid('import os\nv = os.environ.get("CUDA_VISIBLE_DEVICES", "")\n', None),
-        # ... but a read that decides something inside the message call is a choice
+        # ... but not one written into a file (a launcher script, an env file)
+        Invalid('import os\nf.write("export CUDA_VISIBLE_DEVICES=" + '
+                'os.environ["CUDA_VISIBLE_DEVICES"])\n', None),
+        # ... and a read that decides something inside the message call is a choice
         Invalid('import os\nlogger.info("one GPU" if os.environ.get("CUDA_VISIBLE_DEVICES") '
                 'else "all")\n', None),
         # a tool that also asks another vendor's tool serves several platforms (nvidia-tool's
@@ -248,6 +252,8 @@ def _message_call(facts, node):
             f = par.func
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
             base = name[:-5] if name.endswith("_once") else name
+            if _to_a_file(par, base):
+                return None  # `f.write(...)`, `print(..., file=f)`: a script or a config
             if base in _MESSAGE_CALLS or base.lower().endswith(("log", "error", "exception",
                                                                "warning")):
                 return par
@@ -255,6 +261,21 @@ def _message_call(facts, node):
             return None
         cur, par = par, facts.get_parent(par)
     return None
+
+
+def _to_a_file(call, name) -> bool:
+    """`f.write(...)` or `print(..., file=f)` to something other than the standard streams:
+    the text goes into a file (a launcher script's `export CUDA_VISIBLE_DEVICES=...`, an env
+    file), not to a reader."""
+    if name == "write":
+        target = call.func.value if isinstance(call.func, ast.Attribute) else None
+    elif name == "print":
+        target = next((k.value for k in call.keywords if k.arg == "file"), None)
+        if target is None:
+            return False
+    else:
+        return False
+    return target is None or ast.unparse(target) not in ("sys.stdout", "sys.stderr")
 
 
 def _is_env_use(facts, node) -> bool:
