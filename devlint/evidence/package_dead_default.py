@@ -191,16 +191,25 @@ def forwarded_defaults(tree: ast.Module) -> dict:
     """id(call) -> the names of its enclosing functions' parameters that have a default other
     than None: a call passing one of them only forwards that default (`device=device` inside
     `def outer(device="cuda")`), it overrides nothing."""
+    return _calls_within(tree, _forwarding_names)
+
+
+def _forwarding_names(fn) -> set:
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs += [(x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    # a `None` default forwards no value of the callee's: the callee gets None
+    return {x.arg for x, d in pairs if not (isinstance(d, ast.Constant) and d.value is None)}
+
+
+def _calls_within(tree: ast.Module, names_of) -> dict:
+    """id(call) -> the union of `names_of(fn)` over the functions `fn` around the call."""
     out: dict = {}
     for fn in ast.walk(tree):
         if not isinstance(fn, _FUNCS):
             continue
-        a = fn.args
-        positional = [*a.posonlyargs, *a.args]
-        pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
-        pairs += [(x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
-        # a `None` default forwards no value of the callee's: the callee gets None
-        names = {x.arg for x, d in pairs if not (isinstance(d, ast.Constant) and d.value is None)}
+        names = names_of(fn)
         if not names:
             continue
         for n in ast.walk(fn):
@@ -213,18 +222,8 @@ def unbound_none_parameters(tree: ast.Module) -> dict:
     """id(call) -> the names of its enclosing functions' parameters whose default is None and
     that the function never rebinds: a call passing one may pass None, and so reach a
     fallback written in the callee's body (`p = p or "nccl"`)."""
-    out: dict = {}
-    for fn in ast.walk(tree):
-        if not isinstance(fn, _FUNCS):
-            continue
-        names = _none_defaults(fn) - {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
-                                      and isinstance(n.ctx, ast.Store)}
-        if not names:
-            continue
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Call):
-                out.setdefault(id(n), set()).update(names)
-    return out
+    return _calls_within(tree, lambda fn: _none_defaults(fn) - {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
 
 
 def enclosing_defaults(tree: ast.Module) -> dict:
