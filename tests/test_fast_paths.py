@@ -478,16 +478,8 @@ def test_a_subscripts_tuple_with_a_slice_is_no_piece():
     ast.parse(fixed)
 
 
-def _own_generator_reference(fn):
-    """`value_use._own` as it was: a stack of `ast.iter_child_nodes`, nested scopes not
-    entered."""
-    stack = list(fn.body)
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                              ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(n))
+# `value_use._own` as it was: a stack of `ast.iter_child_nodes`, nested scopes not entered
+_own_generator_reference = _own_nodes_reference
 
 
 def test_value_use_own_nodes_are_the_generators():

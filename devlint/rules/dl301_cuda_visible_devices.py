@@ -219,18 +219,26 @@ _MESSAGE_CALLS = {"print", "warn", "debug", "info", "warning", "error", "excepti
                   "critical", "log", "echo", "write", "format_exc"}
 
 
+def _called_name(call) -> str:
+    """The called name without a `_once` suffix (`logger.warning_once` -> `warning`)."""
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    return name[:-5] if name.endswith("_once") else name
+
+
+def _is_message_name(base: str) -> bool:
+    return base in _MESSAGE_CALLS or base.lower().endswith(("log", "error", "exception",
+                                                            "warning"))
+
+
 def _in_message(facts, node) -> bool:
     """`node` is (part of) a message: an argument of a print/log/warn call or of an exception,
     a raised or asserted value, or a statement of its own (a docstring)."""
     cur, par = node, facts.get_parent(node) or facts.tree_parent(node)
     while par is not None and not isinstance(par, ast.stmt):
-        if isinstance(par, ast.Call) and par.func is not cur:
-            f = par.func
-            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-            base = name[:-5] if name.endswith("_once") else name
-            if base in _MESSAGE_CALLS or base.lower().endswith(("log", "error", "exception",
-                                                               "warning")):
-                return True
+        if isinstance(par, ast.Call) and par.func is not cur \
+                and _is_message_name(_called_name(par)):
+            return True
         cur, par = par, facts.get_parent(par) or facts.tree_parent(par)
     return isinstance(par, (ast.Raise, ast.Assert)) or (isinstance(par, ast.Expr)
                                                         and par.value is node)
@@ -249,13 +257,10 @@ def _message_call(facts, node):
     cur, par = node, facts.get_parent(node)
     while par is not None and not isinstance(par, ast.stmt):
         if isinstance(par, ast.Call) and par.func is not cur:
-            f = par.func
-            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-            base = name[:-5] if name.endswith("_once") else name
+            base = _called_name(par)
             if _to_a_file(par, base):
                 return None  # `f.write(...)`, `print(..., file=f)`: a script or a config
-            if base in _MESSAGE_CALLS or base.lower().endswith(("log", "error", "exception",
-                                                               "warning")):
+            if _is_message_name(base):
                 return par
         if isinstance(par, (ast.Compare, ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)):
             return None
