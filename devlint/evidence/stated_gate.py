@@ -48,7 +48,7 @@ import ast
 import re
 
 from devlint.evidence import Reason
-from devlint.evidence.library_subject import _reason_text
+from devlint.evidence.library_subject import _call_name, _reason_text
 
 PRINCIPLE = "stated-gate"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -159,11 +159,6 @@ def _toolkit(after: str) -> bool:
     """"requires CUDA version 11.4", "... CUDA toolkit": a requirement on the toolkit."""
     ws = words(after)
     return bool(ws) and ws[0] in ("version", "versions", "toolkit", "runtime", "driver")
-
-
-def _call_name(call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
 
 
 def requires_cuda(cond, skip: bool) -> bool:
