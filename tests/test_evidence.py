@@ -180,6 +180,24 @@ def test_limits_of_the_phf_principles(text, row):
     assert _api_reasons(text)[row] is None
 
 
+@pytest.mark.parametrize("test, exempt", [
+    ('backend == "nccl"', True), ('"nccl" == dist.get_backend()', True),
+    ('backend in ("nccl",)', True),
+    # another backend in the test, or the test's other side, is no NCCL test
+    ('backend in ("nccl", "gloo")', False), ('backend != "nccl"', False),
+])
+def test_a_test_for_the_nccl_backend_is_a_cuda_alike_guard(test, exempt):
+    # NCCL is CUDA's (or ROCm's RCCL, under the same name): torch.cuda is its device API; a
+    # device literal under it is a device choice the platform owns (corpus case 097)
+    from devlint.api import check_source
+
+    text = ("import torch\n\n\ndef worker(rank, backend):\n"
+            f"    if {test}:\n        torch.cuda.set_device(rank)\n"
+            "        d = torch.device('cuda')\n    return d\n")
+    found = sorted((d.location[0], d.code) for d in check_source(text, "pkg/mod.py"))
+    assert found == ([(7, "DL103")] if exempt else [(6, "DL401"), (7, "DL103")])
+
+
 def test_a_backend_test_guards_the_code_under_it():
     facts, reasons = _reasons("import torch\n\n\ndef device(provider, i):\n"
                               "    if provider in ('CUDAExecutionProvider', "

@@ -172,6 +172,45 @@ def test_chains_longer_than_two_calls_do_not_count(tmp_path):
     assert findings(tmp_path) == [("pkg/engine.py", 8, "DL402")]
 
 
+def test_one_scope_calling_a_cuda_only_module_exempts_that_scope_alone(tmp_path):
+    # a generic model whose one class enters a CUDA-only helper: that class is the stack's
+    # user, the rest of the module is not (one weak signal never exempts a whole file)
+    write(tmp_path, CUDA_ONLY_CHAIN)
+    write(tmp_path, {"pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"]
+                     + "\n\nclass Model:\n    def load(self):\n"
+                       "        torch.cuda.empty_cache()\n"})
+    assert findings(tmp_path) == [("pkg/offload/worker.py", 14, "DL401")]
+    r = run("check", "--no-cache", "--show-exempt", "--exit-zero", "pkg", cwd=tmp_path)
+    assert "worker.py:8:23: DL402 [cuda-only-module] it calls `DmaBackend`" in r.stdout
+    # two scopes that call it: the module is that stack's code
+    write(tmp_path, {"pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"]
+                     + "\n\nclass Model:\n    def load(self):\n"
+                       "        DmaBackend()\n        torch.cuda.empty_cache()\n"})
+    assert findings(tmp_path) == []
+    # one class that builds a client of a module CUDA-only on import (it imports `cupy`):
+    # the module cannot work without it, so all of it is that stack's code
+    write(tmp_path, {"pkg/offload/blocks.py": "import cupy\n\n\n"
+                     + CUDA_ONLY_CHAIN["pkg/offload/cuda_mem_ops.py"],
+                     "pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"].replace(
+                         "copy_backend import DmaBackend", "blocks import copy_blocks"
+                     ).replace("DmaBackend()", "copy_blocks(1, 2)")
+                     + "\n\nclass Model:\n    def load(self):\n"
+                       "        torch.cuda.empty_cache()\n"})
+    assert findings(tmp_path) == []
+
+
+def test_a_namespace_folder_inside_a_package_is_part_of_it(tmp_path):
+    # PEP 420: `pkg/srt/` without `__init__.py` under `pkg/__init__.py` imports as
+    # `pkg.srt`, so its modules reach the package's CUDA-only modules by their full names
+    files = {k.replace("pkg/offload/", "pkg/srt/offload/"): v.replace("pkg.offload.", "pkg.srt.offload.")
+             for k, v in CUDA_ONLY_CHAIN.items()}
+    write_package(tmp_path, files, namespace=("pkg/srt",))
+    assert not (tmp_path / "pkg/srt/__init__.py").exists()
+    assert findings(tmp_path) == []
+    (tmp_path / "pkg/__init__.py").unlink()  # no regular package above: no package at all
+    assert findings(tmp_path) == [("pkg/srt/offload/worker.py", 8, "DL402")]
+
+
 def test_a_test_double_of_a_cuda_only_module(tmp_path):
     write(tmp_path, {k: textwrap.dedent(v) for k, v in {
         "pkg/fs/client.py": """\

@@ -19,6 +19,12 @@ and 104). A test that holds only on ROCm (`is_rocm()`, `is_hip()`, a flag derive
 by `and`; not `is_cuda_alike()`, which holds on CUDA too) gives `rocm-guard`'s reason
 instead, which the device-literal and tensor-test rules honour as well: there "cuda" is the
 AMD GPU's name. A test that only rules some platforms out (`not is_xpu()`) is no such test.
+A test for torch.distributed's NCCL backend (`if backend == "nccl": torch.cuda.set_device(rank)`,
+`dist.get_backend() == "nccl"`) is one too: the process group is NCCL's only on CUDA, or on
+ROCm, whose RCCL answers to the same name; NCCL binds the current `torch.cuda` device. A
+device literal under it stays a finding (vLLM moved `device = torch.device("cuda")` of its
+`elif backend == "nccl":` arm into the platforms: corpus case 097). Limits: `==` or `in` a
+collection of `"nccl"` alone; `in ("nccl", "gloo")` and `!=` are no such test.
 A project rule that forbids the call outright outranks it (`project_policy`).
 """
 from __future__ import annotations
@@ -52,7 +58,22 @@ def _alike_or_cuda_query(test) -> bool:
     return name == "is_cuda" and not test.args and not test.keywords
 
 
+def _nccl_test(test) -> bool:
+    """`backend == "nccl"`, `"nccl" == dist.get_backend()`, `backend in ("nccl",)`."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    op, sides = test.ops[0], (test.left, test.comparators[0])
+    if isinstance(op, ast.Eq):
+        return any(isinstance(s, ast.Constant) and s.value == "nccl" for s in sides)
+    right = test.comparators[0]
+    return isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) \
+        and bool(right.elts) and all(isinstance(e, ast.Constant) and e.value == "nccl"
+                                     for e in right.elts)
+
+
 def _alike_query(test) -> bool:
+    if _nccl_test(test):
+        return True
     if not isinstance(test, ast.Call):
         return False
     func = test.func

@@ -13,6 +13,11 @@ that have findings, and only drops findings; it never adds one:
   is its CUDA path. Availability checks, getters and setters (`has_`, `is_`, `get_`, `set_`
   ...), a project's wrappers named exactly after a stack (`vllm.utils.flashinfer`) and its
   platform modules do not count. ROCm files and test modules are never CUDA-only this way.
+  One weak signal never exempts a whole file: the calls must stand in the module body or in
+  two of its module-level functions or classes; where one function or class holds them, only
+  that function or class is CUDA-only (a generic model whose decoder layer enters
+  `use_symmetric_memory()` keeps its other findings), and it passes that on to the modules
+  that call it by name (`DmaBackend`, the class of `copy_backend` that calls `cuda_mem_ops`).
 - **A test double of a CUDA-only module** (`hf3fs_mock_client`, imported in place of the
   CUDA-only `hf3fs_client` when that import fails) is CUDA-only, and so is the importer.
 - **A function that only runs on CUDA.** A module-level function whose every use, in the
@@ -46,7 +51,9 @@ that have findings, and only drops findings; it never adds one:
   capability, emits inline PTX, builds CUDA C++ or is defined only under a capability gate
   (`gptq_quantize` asserts `device.type == "cuda"`: its benchmark's `run` is CUDA's own).
 
-The package is found from the file (the directories holding `__init__.py` above it), so a
+The package is found from the file (the directories holding `__init__.py` above it; a folder
+without one inside a regular package is a namespace portion of it, PEP 420: sglang's
+`sglang/srt/` under `sglang/__init__.py` imports as `sglang.srt`), so a
 pre-commit run over a few staged files judges them as a run over the whole tree does. What
 the stage learns of each file is stored in the cache directory, keyed by the file's stat; the
 workers record each file's project imports while they read it; only the statements whose

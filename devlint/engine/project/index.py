@@ -44,6 +44,13 @@ _LARGE_TREE_HELD_CHARS = 400_000
 _YOUNG_OBJECTS = 2_000_000
 
 
+def _on_import(why) -> bool:
+    """The module is CUDA-only by what it does when imported: an unconditional import of a
+    CUDA-only stack, or CUDA runtime use by its top-level code (`cuda_only_module`'s
+    reasons), not by its name, its folder, a few functions or a chain of calls."""
+    return str(why).startswith(("imports `", "its top-level code uses "))
+
+
 class Project:
     """The packages a run touches: facts read from the store or computed on demand (sources
     read and parsed only then), memoized for the run."""
@@ -57,6 +64,9 @@ class Project:
         self._large_tree = None  # (path, tree) of the last text over `_TREE_HELD_CHARS`
         self._facts: dict = {}  # path -> facts dict (from a store, or for this run only)
         self._cuda_only: dict = {}  # (path, depth-limited?) -> reason | None ("" while deciding)
+        # path -> (reason, [name, first row, last row]): the one module-level function or
+        # class of the module that calls into a CUDA-only project module (`calls_cuda_only`)
+        self.scoped: dict = {}
         self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
         self._files: dict = {}  # package directory -> [(path, stat)]
         # path -> (root, dotted module) | None, as `xcallers._State.module` names a file: one
@@ -282,24 +292,51 @@ class Project:
                 (self.text(path) or "").encode("utf-8", "surrogateescape"))):
             return None  # it has paths for other platforms: its CUDA calls are one of them
         cuda = {}  # module -> why it is CUDA-only
+        parts = {}  # module -> (why, the name of its one CUDA-only function or class)
         for mod in self.fact(path, "top", lambda: self._top_project_imports(path, modname)) \
                 + self.fact(path, "doubled", lambda: self._double_fallbacks(path, modname)):
             target = self.resolve(root, mod)
             why = target and self.cuda_only(target, mod, root, depth)
             if why:
                 cuda[mod] = (why, target)
-        if not cuda:
+            elif target in self.scoped:
+                parts[mod] = (self.scoped[target][0], target, self.scoped[target][1][0])
+        if not cuda and not parts:
             return None
         if vocabulary.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
                 or cuda_only_module._vendor_family_reason(path) or self.fact(
                 path, "alike", lambda: bool(cuda_only_module._cuda_only_reason(
                     path, self.tree(path) or _EMPTY, alike=True))):
             return None  # ROCm code keeps its findings; a test module's imports gate tests
-        for local, mod in self.fact(path, "calls", lambda: self._calls(path, modname, top)):
-            if mod in cuda:
-                return Reason("cuda-only-module", f"it calls `{local}` from `{mod}`, which is "
-                              f"CUDA-only ({cuda[mod][0]})", cuda[mod][1])
-        return None
+        # one weak signal never makes a whole file CUDA-only: the calls must stand in the
+        # module body or in two of its module-level functions or classes (as a CUDA runtime
+        # use must, `cuda_only_module`); one function or class calling a CUDA-only helper (a
+        # generic model entering `use_symmetric_memory()`, a no-op off CUDA) makes only that
+        # function or class CUDA-only (`scoped`: its rows)
+        # (a module CUDA-only in one function or class passes that on through it alone:
+        # `DmaBackend`, the class of `copy_backend` that calls `cuda_mem_ops`)
+        # A module CUDA-only by what it does on import (its imports of a CUDA-only stack, its
+        # top-level CUDA runtime use) binds any module that builds it to CUDA (vLLM's 3FS
+        # connector constructs the CUDA-built `Hf3fsClient`); one CUDA-only by its name or by
+        # some of its functions may also offer generic helpers, so it binds one scope only.
+        first, scopes, bound = None, [], False
+        for local, mod, scope in self.fact(path, "scoped-calls",
+                                           lambda: self._calls(path, modname, top)):
+            if mod in cuda or mod in parts and parts[mod][2] == local:
+                first = first or (local, mod)
+                bound = bound or mod in cuda and _on_import(cuda[mod][0])
+                if scope not in scopes:
+                    scopes.append(scope)
+        if first is None:
+            return None
+        local, mod = first
+        why, target = cuda[mod] if mod in cuda else parts[mod][:2]
+        reason = Reason("cuda-only-module", f"it calls `{local}` from `{mod}`, which is "
+                        f"CUDA-only ({why})", target)
+        if not bound and None not in scopes and len(scopes) < 2:
+            self.scoped[path] = (reason, scopes[0])
+            return None
+        return reason
 
     def _top_project_imports(self, path: str, modname: str) -> list:
         text = self.text(path)
@@ -346,8 +383,8 @@ class Project:
                 for name, alias in _aliases(stmt.body).items():
                     if alias in imported and name in real:
                         imported[name] = imported[alias]
-        return [[name, imported[name]] for name in _unconditional_calls(tree, self.text(path),
-                                                                        imported)]
+        return [[name, imported[name], scope] for name, scope in _unconditional_calls(
+            tree, self.text(path), imported, scoped=True)]
 
     def _double_fallbacks(self, path: str, modname: str) -> list:
         """Project modules imported in a `try:` whose fallback is a test double (their import

@@ -36,10 +36,16 @@ def package_of(path: str) -> tuple[str, str] | None:
 
 @lru_cache(maxsize=4096)
 def _package_dir(d: str) -> tuple[str, str] | None:
-    """(directory above the top package, dotted name) of a package directory, or None."""
-    if not os.path.isfile(os.path.join(d, "__init__.py")):
-        return None
+    """(directory above the top package, dotted name) of a package directory, or None.
+    A folder without `__init__.py` inside a regular package is a namespace portion of it
+    (PEP 420: `sglang/srt/` under `sglang/__init__.py` imports as `sglang.srt`), so the
+    package goes on above it; a folder with no regular package above it is no package."""
     parent, name = os.path.split(d)
+    if not os.path.isfile(os.path.join(d, "__init__.py")):
+        if parent == d or not name.isidentifier():
+            return None
+        above = _package_dir(parent)
+        return (above[0], f"{above[1]}.{name}") if above else None
     above = _package_dir(parent) if parent != d else None
     return (above[0], f"{above[1]}.{name}") if above else (parent, name)
 

@@ -51,7 +51,7 @@ def linted_facts(path: str, text: str, tree, diags) -> dict:
     project._text[path] = text
     project._tree[path] = tree
     facts = {"top": project._top_project_imports(path, modname),
-             "calls": project._calls(path, modname, modname.split(".")[0]),
+             "scoped-calls": project._calls(path, modname, modname.split(".")[0]),
              "doubled": project._double_fallbacks(path, modname),
              VALUED: valued_imports(path, tree)}
     for name in {d.scope for d in diags if d.code not in _KEEP} - {None}:

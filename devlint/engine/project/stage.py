@@ -37,10 +37,13 @@ class Exemption:
     # findings (by start offset) in a function that always calls a CUDA-requiring project
     # function (`callees`, the calls-cuda-only principle)
     callers: dict = field(default_factory=dict)
+    # findings in the one module-level function or class that calls into a CUDA-only project
+    # module ([first row, last row, Reason]; `Project.calls_cuda_only`)
+    rows: list = field(default_factory=list)
 
     def __bool__(self):
         return bool(self.module or self.functions or self.defaults or self.gated
-                    or self.callers)
+                    or self.callers or self.rows)
 
 
 # --- the stage ---------------------------------------------------------------------------
@@ -77,8 +80,9 @@ def _exemptions(results, project: Project) -> dict:
         stored = _read_json(memo) if memo and fresh else None
         if isinstance(stored, dict) and stored.get("key") == h.hexdigest():
             found = {p: Exemption(m and Reason.from_dict(m),
-                                  {n: Reason.from_dict(r) for n, r in f.items()}, set(g))
-                     for p, (m, f, g) in stored["exempt"].items()}
+                                  {n: Reason.from_dict(r) for n, r in f.items()}, set(g),
+                                  rows=[[lo, hi, Reason.from_dict(r)] for lo, hi, r in rs])
+                     for p, (m, f, g, rs) in stored["exempt"].items()}
         else:
             found = {}
             for path, (modname, names) in wanted.items():
@@ -88,7 +92,8 @@ def _exemptions(results, project: Project) -> dict:
             if memo and fresh:
                 _write_json(memo, {"key": h.hexdigest(), "exempt": {
                     p: [_stored(e.module), {n: _stored(r) for n, r in e.functions.items()},
-                        sorted(e.guarded)] for p, e in found.items()}})
+                        sorted(e.guarded), [[lo, hi, _stored(r)] for lo, hi, r in e.rows]]
+                    for p, e in found.items()}})
         out.update(found)
     for path, dead in _dead_defaults(project, results).items():
         out.setdefault(path, Exemption()).defaults = dead
@@ -201,6 +206,9 @@ def _stored(reason):
 def _exemption(project: Project, path: str, root: str, modname: str, names) -> Exemption:
     ex = Exemption(project.calls_cuda_only(path, modname, root)
                    or project.double_of(path, modname, root))
+    if not ex.module and path in project.scoped:
+        reason, (_, lo, hi) = project.scoped[path]
+        ex.rows = [[lo, hi, reason]]
     if ex.module or not names:
         return ex
     found = project.cuda_callers_only(path, modname, root, names)
@@ -214,7 +222,8 @@ def keep(diag, ex: Exemption | None) -> bool:
     if not ex or diag.code in _KEEP:
         return True
     if ex.module or diag.start in ex.defaults or (diag.start, diag.code) in ex.gated \
-            or diag.start in ex.callers:
+            or diag.start in ex.callers \
+            or any(lo <= diag.location[0] <= hi for lo, hi, _ in ex.rows):
         return False
     if diag.scope not in ex.functions:
         return True
@@ -271,7 +280,7 @@ def apply(results, exempt: dict) -> int:
     dropped = 0
     for res in results:
         ex = exempt.get(os.path.abspath(res.path)) if res.diagnostics else None
-        if ex and res.changed and (ex.defaults or ex.gated):
+        if ex and res.changed and (ex.defaults or ex.gated or ex.rows):
             # fixed: the findings named by their place were dropped by the fix pass
             # (`fix_filter`), and the places have moved
             ex = Exemption(ex.module, ex.functions, ex.guarded)
@@ -285,7 +294,9 @@ def apply(results, exempt: dict) -> int:
                                                         rules=ALL_RULES))
             for d in gone:
                 why = ex.module or ex.defaults.get(d.start) or ex.gated.get(
-                    (d.start, d.code)) or ex.callers.get(d.start) or ex.functions[d.scope]
+                    (d.start, d.code)) or ex.callers.get(d.start) or next(
+                    (r for lo, hi, r in ex.rows if lo <= d.location[0] <= hi), None) \
+                    or ex.functions[d.scope]
                 e = exempt_from_reason(why, d.code, d.name,
                                        res.path, d.start, d.end)
                 e.location, e.end_location = d.location, d.end_location

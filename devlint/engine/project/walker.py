@@ -51,9 +51,11 @@ def _with_double_fallback(stmt: ast.Try, modname: str, is_package: bool) -> set:
     return names
 
 
-def _unconditional_calls(tree, text: str, names: dict) -> list:
+def _unconditional_calls(tree, text: str, names: dict, scoped: bool = False) -> list:
     """The names of `names` called outside `if`s, `except` handlers and conditional
-    expressions, in a function, a method or the module body, in the order first met."""
+    expressions, in a function, a method or the module body, in the order first met.
+    `scoped`: [name, scope] pairs instead, the scope [its name, first row, last row] of the
+    module-level function or class that holds the call (None: the module body), each once."""
     found: list = []
     if not names:
         return found
@@ -75,10 +77,15 @@ def _unconditional_calls(tree, text: str, names: dict) -> list:
                                   ast.Try))
                for s in chain[(0 if fn is None else fn + 1):-1]):
             continue
+        top = [chain[0].name, min([chain[0].lineno] + [
+            d.lineno for d in chain[0].decorator_list]), chain[0].end_lineno] if isinstance(
+                chain[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
         for n in vocabulary.unconditional_in([stmt]):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
-                    and n.func.id in names and n.func.id not in found:
-                found.append(n.func.id)
+                    and n.func.id in names:
+                item = [n.func.id, top] if scoped else n.func.id
+                if item not in found:
+                    found.append(item)
     return found
 
 
