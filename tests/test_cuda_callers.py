@@ -360,3 +360,24 @@ def test_a_namespace_module_s_answer_is_stored_and_checked(tmp_path):
         "    return convert_scales(layer.scales)\n")
     age()
     assert cached() == findings(tmp_path, "pkg") == [("pkg/srt/quant/utils.py", 5, "DL201")]
+
+
+def test_a_caller_that_uses_the_cuda_runtime_somewhere_does_not_vouch_for_its_own_module(
+        tmp_path):
+    # the same within one module of a package: `_run` is used only in `main`, whose CUDA
+    # runtime use (the profiler, under `if`) says nothing of where `_run` runs
+    write_package(tmp_path, {"pkg/run.py": """\
+        import torch
+
+
+        def _run(layer):
+            torch.cuda.synchronize()
+            return layer
+
+
+        def main(args, layer):
+            if args.profile:
+                torch.cuda.cudart().cudaProfilerStart()
+            return _run(layer)
+        """}, dedent=True)
+    assert ("pkg/run.py", 5, "DL401") in findings(tmp_path)

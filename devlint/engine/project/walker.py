@@ -10,6 +10,7 @@ from devlint.analysis.descent import Descent
 from devlint.analysis.model import _EXITS, FileFacts, collect_imports
 from devlint.engine.project.package import _spans, absolute, rows_naming, statements_at
 from devlint.evidence import cuda_only_scope, platform_ladder, vocabulary
+from devlint.evidence.cuda_callers import strong_scope
 
 # platforms other than CUDA and ROCm (an exclusion must name one of them, not CPU alone)
 _NON_CUDA_ALIKE = platform_ladder.OTHER_PLATFORMS
@@ -151,7 +152,9 @@ class _CudaWalker:
                 return
             if why is None:
                 reason = cuda_only_scope._scope_reason(stmt, self.facts.source(stmt))
-                if reason:
+                if reason and strong_scope(reason):
+                    # (a scope CUDA-only by what its body uses somewhere, `main` starting the
+                    # CUDA profiler under `if args.profile:`, does not vouch for its calls)
                     why = reason
             holder = self.holder
             self.depth += 1
