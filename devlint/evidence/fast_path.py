@@ -25,6 +25,11 @@ returns one, nothing where the code after returns nothing), and it loads its ker
 (an import in the arm); and the negated test `if not q.is_cuda: return rope(q, cos, sin)`
 whose arm is the generic path (a computed return, no CPU move) with the CUDA path after it,
 that loads its kernel only there (an import after the test) and ends by returning.
+One more: `if not t.is_cuda: t = t.to(self.device)` moves the tensor to the device the code
+was given unless it is a CUDA tensor already: on every other device the move lands where the
+code says (a no-op where the tensor is there), so the test only skips a move, it picks no
+device (only that one statement, the same tensor rebound, to a device that is a name or an
+attribute, not a literal, and no `else`).
 Limits: arms that return or assign constants choose a value (`return 1` / `return 0`);
 a branch without an alternative (`if x.is_cuda: mask = mask.to(x.device)`,
 `y = y.pin_memory()`) is a finding: on other devices the work is skipped; an alternative that
@@ -94,6 +99,28 @@ def negated_fast_path_reason(stmt: ast.If, rest, path: str | None,
     return Reason("fast-path", "the arm taken off CUDA computes the same on the tensor's own "
                   "device; the CUDA path after it launches no portable kernel", path,
                   stmt.lineno)
+
+
+def moved_to_target_reason(stmt: ast.If, path: str | None) -> Reason | None:
+    """`stmt` is `if not t.is_cuda:`; its body only rebinds `t` to `t.to(<a device named by a
+    variable or attribute>, ...)` and there is no `else`."""
+    if stmt.orelse or len(stmt.body) != 1 or not isinstance(stmt.body[0], ast.Assign):
+        return None
+    assign, tested = stmt.body[0], stmt.test.operand.value
+    call = assign.value
+    name = ast.unparse(tested)  # (the target's context is Store, the test's Load)
+    if len(assign.targets) != 1 or ast.unparse(assign.targets[0]) != name \
+            or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
+            or call.func.attr != "to" or ast.unparse(call.func.value) != name:
+        return None
+    device = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg == "device"), None)
+    if not isinstance(device, (ast.Name, ast.Attribute)) or (
+            isinstance(device, ast.Attribute) and device.attr in ("cuda", "cpu")):
+        return None
+    return Reason("fast-path", "off CUDA the tensor moves to the device the code names "
+                  f"(`{ast.unparse(device)}`), a no-op where it is there: the test skips a move, "
+                  "it picks no device", path, stmt.lineno)
 
 
 def launches_portable_kernel(tree, block, named: bool | None = None) -> bool:

@@ -14,7 +14,8 @@ from devlint.evidence.cuda_backend import (
     backend_reason, derived_device_reason, joined_backend_test,
 )
 from devlint.evidence.fast_path import (
-    fast_path_reason, launches_portable_kernel, names_triton, negated_fast_path_reason,
+    fast_path_reason, launches_portable_kernel, moved_to_target_reason, names_triton,
+    negated_fast_path_reason,
 )
 from devlint.evidence.host_copy import host_copy_reason
 from devlint.evidence.stream_order import stream_order_reason
@@ -182,6 +183,11 @@ class IsCudaBranch(Rule):
         # print-only: the test only chooses a message
         Valid('def f(image):\n    if image.is_cuda:\n        logger.warning_once("moving to the CPU")\n'
               '    return image.cpu()\n'),
+        # off CUDA the tensor moves to the device the code was given (a no-op where it is
+        # there): the test skips a move, it picks no device (fast-path)
+        Valid("class Pool:\n    def load(self, idx, stream):\n        if not idx.is_cuda:\n"
+              "            idx = idx.to(self.device, non_blocking=True)\n"
+              "        return self.copy(idx, stream)\n"),
     ]
     invalid = [
         # `is_cuda_alike()` holds on CUDA too: the tensor test still chooses the CPU path
@@ -299,6 +305,11 @@ class IsCudaBranch(Rule):
         Invalid("import torch\n\n\nclass Est:\n    def __init__(self, device):\n"
                 "        if device.type == \"cuda\":\n"
                 "            self.delayed = Handler(stream=torch.cuda.Stream(device=device))\n"),
+        # a move off CUDA to a device literal picks that device (not the code's own)
+        Invalid('def f(idx):\n    if not idx.is_cuda:\n        idx = idx.to("cpu")\n'
+                "    return idx\n",
+                'def f(idx):\n    if idx.device.type == "cpu":\n        idx = idx.to("cpu")\n'
+                "    return idx\n"),
         # the arm taken off CUDA goes to the CPU: no generic path
         Invalid("def f(q):\n    if not q.is_cuda:\n        return ref(q.cpu())\n"
                 "    return kernel(q)\n",
@@ -464,6 +475,10 @@ class IsCudaBranch(Rule):
             return None
         if _cuda_alike_scope(facts, stmt):
             return None  # on ROCm `is_cuda` is the platform's own test
+        moved = moved_to_target_reason(stmt, facts.path)
+        if moved is not None:  # `if not t.is_cuda: t = t.to(self.device)`
+            note_exempt(facts, test, moved)
+            return None
         if not stmt.orelse:  # the arm taken off CUDA is the generic path, CUDA's after it
             fast = _fast_path(facts, stmt, reason=negated_fast_path_reason,
                               portable=_portable(facts, _after(facts, stmt)))
