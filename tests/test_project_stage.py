@@ -187,6 +187,13 @@ def test_one_scope_calling_a_cuda_only_module_exempts_that_scope_alone(tmp_path)
                      + "\n\nclass Model:\n    def load(self):\n"
                        "        DmaBackend()\n        torch.cuda.empty_cache()\n"})
     assert findings(tmp_path) == []
+    # one class that calls it, and another function that imports a CUDA-only stack itself:
+    # two scopes bound to CUDA-only stacks, the module is that stack's code
+    write(tmp_path, {"pkg/offload/worker.py": CUDA_ONLY_CHAIN["pkg/offload/worker.py"]
+                     + "\n\ndef pinned(n):\n    import cupy\n    return cupy.empty(n)\n"
+                       "\n\nclass Model:\n    def load(self):\n"
+                       "        torch.cuda.empty_cache()\n"})
+    assert findings(tmp_path) == []
     # one class that builds a client of a module CUDA-only on import (it imports `cupy`):
     # the module cannot work without it, so all of it is that stack's code
     write(tmp_path, {"pkg/offload/blocks.py": "import cupy\n\n\n"

@@ -334,9 +334,32 @@ class Project:
         reason = Reason("cuda-only-module", f"it calls `{local}` from `{mod}`, which is "
                         f"CUDA-only ({why})", target)
         if not bound and None not in scopes and len(scopes) < 2:
-            self.scoped[path] = (reason, scopes[0])
-            return None
+            # one more function or class of the module that imports a CUDA-only stack itself
+            # (`def trtllm_maps(): from flashinfer.fused_moe import ...`) makes two
+            other = next((w for name, w in self.fact(path, "stack-scopes", lambda: (
+                self._stack_scopes(path))) if name != scopes[0][0]), None)
+            if other is None:
+                self.scoped[path] = (reason, scopes[0])
+                return None
+            reason = Reason("cuda-only-module", f"{reason}, and {other}", target)
         return reason
+
+    def _stack_scopes(self, path: str) -> list:
+        """[(name, why)] of the module-level functions and classes that import a CUDA-only
+        stack in their own body (`cuda_only_scope`'s import reasons)."""
+        from devlint.evidence.cuda_only_scope import _scope_reason
+
+        tree, text = self.tree(path), self.text(path)
+        if tree is None or text is None:
+            return []
+        out = []
+        for st in tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                why = _scope_reason(st, ast.get_source_segment(text, st) or "", path)
+                if why is not None and (f"`{st.name}` imports `" in str(why)
+                                        or f"`{st.name}` is built on `" in str(why)):
+                    out.append([st.name, str(why)])
+        return out
 
     def _top_project_imports(self, path: str, modname: str) -> list:
         text = self.text(path)
