@@ -308,17 +308,14 @@ class Project:
                 path, "alike", lambda: bool(cuda_only_module._cuda_only_reason(
                     path, self.tree(path) or _EMPTY, alike=True))):
             return None  # ROCm code keeps its findings; a test module's imports gate tests
-        # one weak signal never makes a whole file CUDA-only: the calls must stand in the
-        # module body or in two of its module-level functions or classes (as a CUDA runtime
-        # use must, `cuda_only_module`); one function or class calling a CUDA-only helper (a
-        # generic model entering `use_symmetric_memory()`, a no-op off CUDA) makes only that
-        # function or class CUDA-only (`scoped`: its rows)
-        # (a module CUDA-only in one function or class passes that on through it alone:
-        # `DmaBackend`, the class of `copy_backend` that calls `cuda_mem_ops`)
-        # A module CUDA-only by what it does on import (its imports of a CUDA-only stack, its
-        # top-level CUDA runtime use) binds any module that builds it to CUDA (vLLM's 3FS
-        # connector constructs the CUDA-built `Hf3fsClient`); one CUDA-only by its name or by
-        # some of its functions may also offer generic helpers, so it binds one scope only.
+        # One weak signal never makes a whole file CUDA-only. The whole module is when the
+        # calls stand in its body or in two module-level functions or classes (as a CUDA
+        # runtime use must, `cuda_only_module`), or when a callee is CUDA-only on import
+        # (`_on_import`: vLLM's 3FS connector builds the CUDA-built `Hf3fsClient`). Else
+        # only the calling function or class is (`scoped`: a generic model entering
+        # `use_symmetric_memory()`, a no-op off CUDA, keeps its other findings), and a module
+        # CUDA-only in one scope passes that on through that scope's name alone (`parts`:
+        # `DmaBackend`, the class of `copy_backend` that calls `cuda_mem_ops`).
         first, scopes, bound = None, [], False
         for local, mod, scope in self.fact(path, "scoped-calls",
                                            lambda: self._calls(path, modname, top)):

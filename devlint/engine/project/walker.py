@@ -78,9 +78,7 @@ def _unconditional_calls(tree, text: str, names: dict, scoped: bool = False) -> 
                                   ast.Try))
                for s in chain[(0 if fn is None else fn + 1):-1]):
             continue
-        top = [chain[0].name, min([chain[0].lineno] + [
-            d.lineno for d in chain[0].decorator_list]), chain[0].end_lineno] if isinstance(
-                chain[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+        top = _top_scope(chain[0]) if scoped else None
         for n in vocabulary.unconditional_in([stmt]):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                     and n.func.id in names:
@@ -88,6 +86,15 @@ def _unconditional_calls(tree, text: str, names: dict, scoped: bool = False) -> 
                 if item not in found:
                     found.append(item)
     return found
+
+
+def _top_scope(stmt):
+    """[name, first row (its decorators'), last row] of a module-level def or class; None
+    for any other statement (the module body)."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    return [stmt.name, min([stmt.lineno] + [d.lineno for d in stmt.decorator_list]),
+            stmt.end_lineno]
 
 
 def _header(stmt) -> list:
