@@ -25,6 +25,13 @@ returns one, nothing where the code after returns nothing), and it loads its ker
 (an import in the arm); and the negated test `if not q.is_cuda: return rope(q, cos, sin)`
 whose arm is the generic path (a computed return, no CPU move) with the CUDA path after it,
 that loads its kernel only there (an import after the test) and ends by returning.
+Where the arms keep different temporaries, they agree when they bind the same names of
+those the code after the `if` reads (`out = fused_attn(q, k, v)` with its kernel imported in
+the arm, against `q, k = norm(q), norm(k); out = attn(q, k, v)`): the code after receives the
+same results from either. The code after a CUDA arm that returns may return a name it
+computed first (`out = self._combine(x).to(dtype)`, `return out`). The negated test's CUDA
+side may show it is CUDA's by CUDA's own runtime API (`torch.cuda.current_stream(...)`,
+`except torch.cuda.OutOfMemoryError`) instead of an import of its kernel.
 One more: `if not t.is_cuda: t = t.to(self.device)` moves the tensor to the device the code
 was given unless it is a CUDA tensor already: on every other device the move lands where the
 code says (a no-op where the tensor is there), so the test only skips a move, it picks no
@@ -37,7 +44,8 @@ moves to the CPU (`.cpu()`, `"cpu"`), allocates there (a torch factory without `
 `torch.empty(n)`, also under a tensor's own test) or names `"cuda"` is no generic path; a CUDA arm that
 moves a tensor (`.cuda()`, `.to(...)`, `device=`) beside an in-place `else` is a finding; a
 device test whose alternative does not use the device (`torch.empty(n)`: the CPU) is one.
-The arm that falls through and the negated test keep their findings where a portable kernel
+The arm that falls through, the arms that agree only on what follows, and the negated test
+keep their findings where a portable kernel
 may be what the CUDA test keeps from other accelerators (the rubric's Triton wrapper): the
 module names Triton (`import triton`, a `*_triton` function), or the CUDA side launches a
 kernel the Triton way (`kernel[grid](...)`) or calls a function of the module that does; also
@@ -45,7 +53,9 @@ where the CUDA side imports nothing (its kernel, imported beside the generic cod
 device, may be a portable one from another module), where a name the arm binds is read after
 it (the fall-through carries it), where the arm does any other work before falling through
 (a call as a statement), or where it returns a name (`return fused`: not a computation of its
-own).
+own). Arms that agree only on what follows must both compute (a call) and bind no name the
+code after reads to a constant (`on_cpu = True` is a choice), and the CUDA arm must load its
+kernel there (an import in the arm).
 """
 from __future__ import annotations
 
@@ -71,12 +81,12 @@ def fast_path_reason(stmt: ast.If, rest, path: str | None,
         same = _returns(body) and _returns(other) or (
             _assigned(body) and _assigned(body) == _assigned(other)
             and _same_calls(body, other)) or (
-            _in_place(other, _tested(stmt.test)) and not _moves(body))
+            _in_place(other, _tested(stmt.test)) and not _moves(body)) or (
+            _agree(body, other, rest) and _imports(body)
+            and not (portable is not None and portable(body)))
     else:
         other = rest
-        same = _returns(body) and bool(rest) and any(
-            isinstance(n, ast.Return) and _computed(n.value)
-            for st in rest for n in ast.walk(st)) or (
+        same = _returns(body) and _returns_computed(rest) or (
             _tries(body, rest) and not (portable is not None and portable(body)))
     if not same or not other or not _generic(other):
         return None
@@ -94,7 +104,7 @@ def negated_fast_path_reason(stmt: ast.If, rest, path: str | None,
     body = stmt.body
     if stmt.orelse or not body or not rest or portable or not _returns(body) \
             or not _generic(body) or not isinstance(rest[-1], ast.Return) \
-            or not _imports(rest):
+            or not (_imports(rest) or _cuda_api(rest)):
         return None
     return Reason("fast-path", "the arm taken off CUDA computes the same on the tensor's own "
                   "device; the CUDA path after it launches no portable kernel", path,
@@ -194,6 +204,56 @@ def _tries(body, rest) -> bool:
         return all(r.value is None for r in returns) and any(
             isinstance(n, ast.Call) for n in later)
     return False
+
+
+def _returns_computed(rest) -> bool:
+    """The code after the arm returns a computed value: a call (`return ref(x)`), or a name
+    it binds from one first (`out = self._combine(x).to(dtype)`, then `return out`)."""
+    if not rest:
+        return False
+    made = set()
+    for st in rest:
+        if isinstance(st, ast.Assign) and any(isinstance(n, ast.Call)
+                                              for n in ast.walk(st.value)):
+            made.update(t.id for t in st.targets if isinstance(t, ast.Name))
+    return any(isinstance(n, ast.Return) and (_computed(n.value) or (
+        isinstance(n.value, ast.Name) and n.value.id in made))
+        for st in rest for n in ast.walk(st))
+
+
+def _agree(body, other, rest) -> bool:
+    """Both arms compute, and they bind the same names of those the code after the `if`
+    reads (`out = fused_attn(q, k, v)` against `q, k = norm(q), norm(k); out = attn(q, k,
+    v)`, then `return proj(out)`): whatever other temporaries each arm keeps, the code after
+    it receives the same results from either. Names bound to constants are a choice
+    (`on_cpu = True`), not a result."""
+    live = {n.id for st in rest for n in ast.walk(st)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    outs = []
+    for arm in (body, other):
+        bound = set()
+        for st in arm:
+            for n in ast.walk(st):
+                if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(
+                        n.value, ast.Constant) and any(
+                        isinstance(t, ast.Name) and t.id in live
+                        for tg in (getattr(n, "targets", None) or [n.target])
+                        for t in ast.walk(tg)):
+                    return False
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    bound.add(n.id)
+        if not any(isinstance(n, ast.Call) for st in arm for n in ast.walk(st)):
+            return False
+        outs.append(bound & live)
+    return bool(outs[0]) and outs[0] == outs[1]
+
+
+def _cuda_api(block) -> bool:
+    """The block calls CUDA's own runtime API (`torch.cuda.current_stream(...)`, `except
+    torch.cuda.OutOfMemoryError`): it is written for CUDA, whatever else it does."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "cuda"
+               and isinstance(n.value, ast.Name) and n.value.id == "torch"
+               for st in block for n in ast.walk(st))
 
 
 def _imports(block) -> bool:

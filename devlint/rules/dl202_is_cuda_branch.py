@@ -20,7 +20,9 @@ from devlint.evidence.fast_path import (
 from devlint.evidence.host_copy import host_copy_reason
 from devlint.evidence.stream_order import stream_order_reason
 from devlint.rules._api_table import _redundant_seed, guard_body_edits, target_of
-from devlint.rules._device import cuda_tests, guards_cuda_only, note_exempt, skipped
+from devlint.rules._device import (
+    cuda_tests, guards_cuda_only, note_exempt, platform_object, skipped,
+)
 from devlint.rules.base import IN_FILE, IN_PACKAGE, ROCM, Invalid, Rule, Valid
 
 
@@ -150,6 +152,25 @@ class IsCudaBranch(Rule):
         # kernel only there, and the file launches no portable (Triton) kernel (fast-path)
         Valid("def rope(q, cache):\n    if not q.is_cuda:\n        return ref_rope(q, cache)\n"
               "    from kernels_ext import rotary\n    rotary(q, cache)\n    return q\n"),
+        # the platform object's query (a property), not a tensor's test
+        Valid('def pick(cfg):\n    if get_platform().is_cuda and get_platform().device_sm >= 80:\n'
+              '        cfg.backend = "fa3"\n    else:\n        cfg.backend = "triton"\n'),
+        # the generic side written with CUDA's own runtime API: the arm taken off CUDA is
+        # the generic path (fast-path)
+        Valid("import torch\n\n\ndef to_host(v, proc):\n    if not v.is_cuda:\n"
+              "        return proc.postprocess(v)\n    s = torch.cuda.current_stream(v.device)\n"
+              "    out = chunked_copy(v, s)\n    s.synchronize()\n    return out\n"),
+        # both arms hand the code after them the same result (`out`), whatever temporaries
+        # each keeps; the CUDA arm loads its kernel there (fast-path)
+        Valid("def attn(self, q, k, v):\n    if q.is_cuda and fused_ok(q):\n"
+              "        from pkg.ops import fused_qk_norm_rope\n        pos = positions(q)\n"
+              "        fused_qk_norm_rope(q, k, pos)\n        out = self.attn(q, k, v)\n"
+              "    else:\n        q, k = self.norm_q(q), self.norm_k(k)\n"
+              "        out = self.attn(q, k, v)\n    return self.proj(out)\n"),
+        # the generic code after a returning CUDA arm returns what it computed
+        Valid("def combine(self, x, h):\n    if x.is_cuda and self.jit_ok:\n"
+              "        from pkg.ops import fused_combine\n        return fused_combine(x, h)\n"
+              "    out = self._combine(x, h).to(self.dtype)\n    return out\n"),
         # the CUDA arm tries a fast path and falls through to the generic code (fast-path)
         Valid("def a2a(x, pg):\n    if x.is_cuda and not compiling():\n"
               "        from pkg.ipc import exchange, ready\n        if ready(pg):\n"
@@ -278,6 +299,21 @@ class IsCudaBranch(Rule):
                 'def f(x):\n    if x.device.type != "cpu":\n        from pkg.ops import kernel\n'
                 "        if x.ndim == 2:\n            return kernel[(x.shape[0],)](x)\n"
                 "    return ref(x)\n"),
+        # the arms hand on different results (`out` is only the CUDA arm's), and a Triton
+        # module's arm keeps a portable kernel from other accelerators
+        Invalid("def f(q):\n    if q.is_cuda:\n        from pkg.ops import fused\n"
+                "        out = fused(q)\n    else:\n        ref = reference(q)\n"
+                "    return finish(out)\n",
+                'def f(q):\n    if q.device.type != "cpu":\n        from pkg.ops import fused\n'
+                "        out = fused(q)\n    else:\n        ref = reference(q)\n"
+                "    return finish(out)\n"),
+        Invalid("import triton\n\n\ndef f(q):\n    if q.is_cuda:\n        from pkg.ops import fused\n"
+                "        pos = positions(q)\n        out = fused(q, pos)\n    else:\n"
+                "        out = reference(q)\n    return finish(out)\n",
+                'import triton\n\n\ndef f(q):\n    if q.device.type != "cpu":\n'
+                "        from pkg.ops import fused\n        pos = positions(q)\n"
+                "        out = fused(q, pos)\n    else:\n"
+                "        out = reference(q)\n    return finish(out)\n"),
         # the generic stream API: the author meant every accelerator (another one races)
         Invalid("import torch\n\n\ndef push(t):\n    if t.device.type == \"cuda\":\n"
                 "        ev = torch.Event()\n        ev.record(torch.accelerator.current_stream())\n",
@@ -643,6 +679,8 @@ def _asks_platform(facts, test) -> bool:
             owner = facts.qualname(n.func.value) or facts.source(n.func.value)
             if owner.endswith(("current_platform", "torch.cuda")):
                 return True
+        if isinstance(n, ast.Attribute) and n.attr == "is_cuda" and platform_object(n.value):
+            return True  # `get_platform().is_cuda`: the platform's property, not a tensor's
     return False
 
 
