@@ -213,3 +213,73 @@ def test_only_calls_whose_value_is_followed_are_judged_and_the_flow_asks_no_othe
         assert asked <= _valued_calls(tree, called), path
         if path == "pkg/run.py":
             assert asked >= {"a", "b", "d", "f"}
+
+
+# ---- imported flags: `_is_cuda = is_cuda()` in one module, `if _is_cuda:` in another ----
+
+FLAGS = """\
+    import torch
+
+    from pkg.platform import is_cuda, is_hip
+
+    _is_cuda = is_cuda()
+    _is_hip = is_hip()
+    _has_gpu = torch.cuda.is_available()
+    _use_fused = _is_cuda and not torch.version.hip
+    _rebound = is_cuda()
+
+
+    def reset():
+        global _rebound
+        _rebound = False
+    """
+
+USER = """\
+    import torch
+
+    from pkg.flags import {flag}
+
+
+    def sync(x):
+        if {flag}:
+            torch.cuda.synchronize()
+            x = x.to("cuda")
+        return x
+    """
+
+
+@pytest.fixture
+def flagged(tmp_path):
+    write(tmp_path, {"pkg/platform.py": "def is_cuda():\n    return True\n\n\n"
+                                        "def is_hip():\n    return False\n",
+                     "pkg/flags.py": FLAGS})
+    return tmp_path
+
+
+@pytest.mark.parametrize("flag", ["_is_cuda", "_use_fused"])
+def test_an_imported_flag_set_from_a_platform_query_guards_as_in_its_module(flagged, flag):
+    write(flagged, {"pkg/user.py": USER.format(flag=flag)})
+    assert findings(flagged, "pkg/user.py") == []
+    r = run("check", "--no-cache", "--show-exempt", "pkg/user.py", cwd=flagged)
+    assert "[imported-guard]" in r.stdout and f"`{flag}` (imported from `pkg.flags`)" \
+        in r.stdout
+
+
+@pytest.mark.parametrize("flag", [
+    "_has_gpu",  # `torch.cuda.is_available()`: a finding of its own, its fix opens the flag
+    "_rebound",  # stored again by a function (`global`): not the query's value alone
+    "_is_hip",  # no CUDA test
+])
+def test_imported_flags_that_do_not_establish_cuda_keep_the_findings(flagged, flag):
+    write(flagged, {"pkg/user.py": USER.format(flag=flag)})
+    assert [code for _, _, code in findings(flagged, "pkg/user.py")] == ["DL401", "DL101"]
+
+
+def test_a_file_that_binds_the_imported_name_again_is_judged_by_its_own_value(flagged):
+    text = USER.format(flag="_is_cuda").replace(
+        "\n\n\n    def sync", "\n    _is_cuda = torch.cuda.device_count() >= 0\n\n\n    def sync")
+    assert "_is_cuda = torch" in text
+    write(flagged, {"pkg/user.py": text})
+    # the count is a finding of its own; the body under the test keeps its two
+    assert [code for _, _, code in findings(flagged, "pkg/user.py")] == [
+        "DL401", "DL401", "DL101"]

@@ -73,6 +73,7 @@ class Descent(GuardTests, ValueFlow, PrivateUses, MethodUses, ValueUse):
     def run(self):
         body = self.f.tree.body
         self._query_aliases(body)
+        self._imported_flags(body)
         self._cuda_helpers(body)
         self._bound_marks(body)
         self.module_gate = self._module_gate(body)

@@ -157,6 +157,23 @@ class GuardTests:
                     if cuda_build_test(st.value, self.f.qualname):
                         self.build_aliases.add(st.targets[0].id)
 
+    def _imported_flags(self, body):
+        """`from pkg.utils import _is_cuda`, where `pkg/utils.py` sets `_is_cuda = is_cuda()`:
+        the project stage's answer (`devlint.analysis.imported.FLAGS`, empty in the per-file
+        run) makes the name a guard as the same assignment in this file would, unless the
+        module binds the name itself."""
+        from devlint.analysis.imported import imported_flags
+
+        flags = imported_flags()
+        if not flags:
+            return
+        own = {t.id for st in body if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+               for tg in (getattr(st, "targets", None) or [st.target]) for t in ast.walk(tg)
+               if isinstance(t, ast.Name)}
+        for name, sides in flags.items():
+            if name not in own:
+                self.query_alias.setdefault(name, tuple(sides))
+
     def _exits(self, stmt) -> bool:
         if isinstance(stmt, _EXITS):
             return True

@@ -18,7 +18,7 @@ from devlint.engine.project.package import package_of
 from devlint.engine.project.xgates import (
     _MAX_HOPS, _locate, _stat, imported_names, per_package,
 )
-from devlint.evidence.imported_guard import producer_reason
+from devlint.evidence.imported_guard import flag_reason, producer_reason
 
 _NEVER = frozenset({"DL900", "DL902", "DL999", "DL000"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -38,33 +38,45 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
     valued = project.fact(path, VALUED, lambda: valued_imports(path, project.tree(path)))
     root = package_of(path)[0]
     producers = {}  # local -> (level, Reason)
+    flags = {}  # local -> (sides, Reason)
     for local, (mod, name) in sorted(valued.items()):
         found, where = producer_of(project, root, mod, name, deps=deps)
-        if found:
+        if found and found[0] == "flag":
+            _, line, sides = found
+            flags[local] = (sides, flag_reason(local, mod, where, line))
+        elif found:
             level, line = found
             producers[local] = (level, producer_reason(local, mod, level, where, line))
-    if not producers:
+    if not producers and not flags:
         return {}
-    from devlint.analysis.imported import PRODUCERS
+    from devlint.analysis.imported import FLAGS, PRODUCERS
     from devlint.engine.linter import lint_text
     from devlint.settings import Settings
 
     settings = Settings()
     wanted = {(d.start, d.code) for d in res.diagnostics if d.code not in _NEVER}
 
-    def places(oracle):
+    def places(oracle, flagged=None):
         token = PRODUCERS.set(oracle)
+        token2 = FLAGS.set(flagged or {})
         try:
             return {(d.start, d.code) for d in lint_text(path, text, settings)}
         except Exception:  # a file the linter cannot run on: no answer
             return None
         finally:
             PRODUCERS.reset(token)
+            FLAGS.reset(token2)
 
     before = places({})
     if before is None:
         return {}
     out = {}
+    for local, (sides, why) in flags.items():
+        after = places({}, {local: sides})
+        if after is None:
+            continue
+        for place in (before - after) & wanted:
+            out.setdefault(place, why)
     for local, (level, why) in producers.items():
         after = places({local: level})
         if after is None:
@@ -89,7 +101,26 @@ def valued_imports(path: str, tree) -> dict:
         return {}
     own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
     return {local: list(imported[local])
-            for local in sorted(_valued_calls(tree, imported) - own)}
+            for local in sorted((_valued_calls(tree, imported) | _tested_names(tree, imported))
+                                - own)}
+
+
+def _tested_names(tree, imported) -> set:
+    """The names of `imported` that the file tests as flags: an `if`/`while`/`assert`/
+    conditional expression's test, an operand of `and`/`or`/`not` (`_is_cuda and x`, a flag
+    made from it: `use_fused = _is_cuda and ok`)."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tests = [n.test]
+        elif isinstance(n, ast.BoolOp):
+            tests = n.values
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            tests = [n.operand]
+        else:
+            continue
+        out.update(t.id for t in tests if isinstance(t, ast.Name) and t.id in imported)
+    return out
 
 
 def _valued_calls(tree, imported) -> set:
@@ -124,7 +155,8 @@ def _valued_calls(tree, imported) -> set:
 
 def producer_of(project, root: str, mod: str, name: str, hops: int = 0, deps=None):
     """([level, line] where `name` of project module `mod` is a producer of a value made only
-    on CUDA ("cuda") or a CUDA-alike platform ("alike"), else None; the deciding file).
+    on CUDA ("cuda") or a CUDA-alike platform ("alike"), ["flag", line, sides] where it is a
+    flag set from a platform query (`_judged_flag`), else None; the deciding file).
     `deps` gets the stat of every module read on the way, each re-exporting one too."""
     path = _locate(project, root, mod)
     if path is None:
@@ -134,7 +166,7 @@ def producer_of(project, root: str, mod: str, name: str, hops: int = 0, deps=Non
     if not _may_produce(project.text(path), name):
         return None, path
     stored = project.fact(path, "producer:" + name, lambda: _judged(project, path, name))
-    if isinstance(stored, list) and len(stored) == 3:  # ["->", module, name]: a re-export
+    if isinstance(stored, list) and stored[:1] == ["->"]:  # ["->", module, name]: a re-export
         if hops >= _MAX_HOPS:
             return None, path
         pkg = package_of(path)
@@ -159,6 +191,10 @@ def _judged(project, path: str, name: str):
     if tree is None:
         return None
     defs = [st for st in tree.body if isinstance(st, _FUNCS) and st.name == name]
+    sets = [st for st in tree.body if isinstance(st, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == name for t in st.targets)]
+    if sets and not defs:
+        return _judged_flag(project, path, tree, name, sets)
     if not defs:
         if any(isinstance(st, ast.ClassDef) and st.name == name for st in tree.body):
             return None
@@ -174,6 +210,31 @@ def _judged(project, path: str, name: str):
         return None
     level = "cuda" if all(f[0] == "cuda" for f in found) else "alike"
     return [level, getattr(found[0][1], "lineno", None)]
+
+
+def _judged_flag(project, path: str, tree, name: str, sets):
+    """["flag", line, [on_true, on_false]] where the module sets `name` once, at module
+    level, from a test that establishes CUDA when true (or when false) by the module's own
+    guard rules (`_is_cuda = is_cuda()`, `_use_fused = _is_cuda and ok`), and binds it nowhere
+    else (a `global` store in a function, a loop target); else None. A test that asks
+    `torch.cuda` whether a GPU is there (`torch.cuda.is_available()`, `device_count()`) is a
+    finding of its own, whose fix makes the flag true on any accelerator: no such flag."""
+    from devlint.evidence.cuda_guard import _TORCH_CUDA_COUNTS, _TORCH_CUDA_QUERIES
+
+    if len(sets) != 1 or len(sets[0].targets) != 1:
+        return None
+    stores = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+                 and isinstance(n.ctx, (ast.Store, ast.Del)))
+    if stores != 1 or any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(tree)):
+        return None
+    desc = _descent(project, path, tree)
+    sides = desc.query_alias.get(name)
+    if not sides or not any(sides):
+        return None
+    if any(isinstance(n, ast.Call) and (desc.f.qualname(n.func) or "") in (
+            _TORCH_CUDA_QUERIES | _TORCH_CUDA_COUNTS) for n in ast.walk(sets[0].value)):
+        return None
+    return ["flag", sets[0].lineno, [bool(sides[0]), bool(sides[1])]]
 
 
 def _descent(project, path: str, tree):
