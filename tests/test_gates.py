@@ -53,6 +53,20 @@ def test_a_helper_true_only_past_a_capability_test():
     assert rows(text, code="DL103") == last_body(text)
 
 
+def test_a_helper_whose_capability_is_bound_to_local_names_first():
+    helper = ("def _fp8_capable():\n    if not torch.cuda.is_available() or torch.version.hip:\n"
+              "        return False\n    major, minor = torch.cuda.get_device_capability()\n"
+              "    return major >= 9 or (major == 8 and minor >= 9)\n\n\n"
+              # a name bound to the capability, then to something else, stands for nothing
+              "def _rebound():\n    major, minor = torch.cuda.get_device_capability()\n"
+              "    major = torch.accelerator.device_count()\n    return major >= 9\n\n\n")
+    text = (HEAD + helper + "@unittest.skipUnless(_fp8_capable(), 'FP8 GPU')\n"
+            "class T(unittest.TestCase):\n    def test_a(self):\n    " + BODY +
+            "\n\n@unittest.skipUnless(_rebound(), 'x')\nclass U(unittest.TestCase):\n"
+            "    def test_b(self):\n    " + BODY)
+    assert rows(text, code="DL103") == last_body(text)
+
+
 def test_a_skip_reason_that_is_none_only_on_a_capable_gpu():
     helper = ("def _quant_skip_reason():\n    if not torch.cuda.is_available():\n"
               "        return 'Need CUDA'\n    if not (is_sm_at_least_90() or is_MI300()):\n"

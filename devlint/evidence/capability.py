@@ -21,7 +21,9 @@ a decorator function that only applies such marks to the test it decorates (`def
 _maybe_sm100(fn): for mark in requires_sm100: fn = mark(fn); return fn`: `applied_mark`; the
 gate is the same, named), a list of `pytest.param(..., marks=<such a
 mark>)` every value of which is gated, a helper that returns true only past a capability test
-(`def _is_fp8_sdpa_available(): if get_device_capability() != (9, 0): return False ...`), and
+(`def _is_fp8_sdpa_available(): if get_device_capability() != (9, 0): return False ...`;
+local names bound to the capability stand for it: `major, minor = get_device_capability()`,
+then `return major >= 9 or (major == 8 and minor >= 9)`), and
 a skip-reason helper that returns a reason unless the capability is met (`def
 _quant_skip_reason(): if not is_sm_at_least_90(): return "needs SM90" ... return None`, then
 `QUANT_SKIP_REASON = _quant_skip_reason()` and `skipIf(QUANT_SKIP_REASON is not None)`).
@@ -34,35 +36,13 @@ from __future__ import annotations
 import ast
 import re
 
-# AMD GPU architectures (`is_MI300()`, `is_gfx950()`, `_is_cdna3()`): PyTorch's ROCm build is
-# the "cuda" device type, so a gate that requires "SM89 or MI300" requires a GPU of that type
-AMD_ARCH = r"mi\d{3}|gfx\d+|cdna\d*"
-# compute-capability queries: torch's, and a project's `is_sm_at_least_90()`, `_is_hopper()`,
-# `is_blackwell()`, `_hopper_or_newer()` (NVIDIA architecture names), and AMD's (`AMD_ARCH`)
-_CAPABILITY = re.compile(r"(?i)(?:^|_)(?:sm_?\d+|sm_at_least|sm_version|hopper|blackwell|ampere"
-                         r"|device_capability|compute_capability|%s)(?:_|$|\d)" % AMD_ARCH)
+from devlint.evidence.capability_value import (  # noqa: F401  (AMD_ARCH, _CAPABILITY: shared)
+    _CAPABILITY, AMD_ARCH, _capability_value, _is_capability_call, _name, bind_caps as _bind_caps,
+    with_caps as _with_caps,
+)
+
 _SKIP_IF = {"skipif", "skipIf"}
 _SKIP_UNLESS = {"skipUnless"}
-
-
-def _name(func) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-
-
-def _is_capability_call(node) -> bool:
-    return isinstance(node, ast.Call) and bool(_CAPABILITY.search(_name(node.func)))
-
-
-def _capability_value(node) -> bool:
-    """A capability query's value, or a part of it: `get_device_capability()`,
-    `get_device_capability()[0]`, `get_device_properties(0).major`."""
-    if isinstance(node, ast.Attribute) and node.attr in ("major", "minor") \
-            and isinstance(node.value, ast.Call) \
-            and _name(node.value.func) == "get_device_properties":
-        return True
-    while isinstance(node, (ast.Subscript, ast.Attribute)) and not _is_capability_call(node):
-        node = node.value
-    return _is_capability_call(node)
 
 
 class ModuleNames:
@@ -250,16 +230,20 @@ def _falsy(node) -> bool:
 def _true_only_if_met(body, names) -> bool:
     """A function body that returns a false value unless the capability is met: its leading
     statements are `if <cond>: return False` (or None) exits, one of them on the capability
-    not met, before any other return; or a `return <capability test>`."""
+    not met, before any other return; or a `return <capability test>`. A local name bound to
+    the capability or a part of it (`major, minor = torch.cuda.get_device_capability()`,
+    `cap = get_device_capability()[0]`) stands for it in the tests after."""
+    caps: dict = {}
     for st in _docless(body):
         if isinstance(st, ast.If) and not st.orelse and st.body \
                 and isinstance(st.body[-1], ast.Return) and _falsy(st.body[-1].value):
-            if met_if_false(st.test, names):
+            if met_if_false(_with_caps(st.test, caps), names):
                 return True
             continue
         if isinstance(st, ast.Return):
-            return st.value is not None and met_if_true(st.value, names)
+            return st.value is not None and met_if_true(_with_caps(st.value, caps), names)
         if isinstance(st, (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)):
+            _bind_caps(st, caps)
             continue
         return False
     return False
@@ -269,16 +253,18 @@ def _reason_unless_met(body, names) -> bool:
     """A function body that returns a skip reason (a string) unless the capability is met:
     leading `if <cond>: return "<why>"` exits (or `if r := <such a helper>(): return r`), one
     of them on the capability not met, before any other return."""
+    caps: dict = {}
     for st in _docless(body):
         if isinstance(st, ast.If) and not st.orelse and st.body \
                 and isinstance(st.body[-1], ast.Return) and not _falsy(st.body[-1].value):
             test = st.test.value if isinstance(st.test, ast.NamedExpr) else st.test
-            if met_if_false(test, names) or (
+            if met_if_false(_with_caps(test, caps), names) or (
                     isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
                     and test.func.id in names.reason_funcs):
                 return True
             continue
         if isinstance(st, (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom)):
+            _bind_caps(st, caps)
             continue
         return False
     return False
