@@ -77,7 +77,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `imported_gate`: a test's skip gate imported from a project module that requires CUDA;
   `imported_guard`: a value an imported project function makes only on CUDA, tested;
   `launched_worker`: a test module's worker entry that its own test launches under a CUDA
-  guard; `cuda_callers`: `only-called-on-cuda` across modules, through callers of callers.
+  guard; `cuda_callers`: `only-called-on-cuda` across modules, through callers of callers;
+  `cuda_kernel_package`: a package below the top-level one that ships CUDA C++ sources.
 
 `PRINCIPLES` names them all, each with the module whose docstring states it: the one source
 of `principle_summary` (`devlint rule` and docs/rules/ print it).
@@ -141,6 +142,7 @@ PRINCIPLES = {
     "imported-flag": "devlint.evidence.imported_flag",
     "cuda-choice": "devlint.evidence.cuda_choice",  # crossmod
     "cuda-reach": "devlint.evidence.cuda_reach",  # crossmod
+    "cuda-kernel-package": "devlint.evidence.cuda_kernel_package",
 }
 
 

@@ -19,6 +19,7 @@ from devlint.engine.project.package import (
 )
 from devlint.engine.project.store import _key_hash, FactStore
 from devlint.evidence import Reason, vocabulary
+from devlint.evidence.cuda_kernel_package import SUFFIXES as CUDA_SOURCES
 from devlint.evidence.only_called_on_cuda import PRINCIPLE as ONLY_CALLED_ON_CUDA
 from devlint.evidence.test_double import PRINCIPLE as TEST_DOUBLE
 
@@ -51,6 +52,7 @@ def _on_import(why) -> bool:
     return str(why).startswith(("imports `", "its top-level code uses "))
 
 
+
 class Project:
     """The packages a run touches: facts read from the store or computed on demand (sources
     read and parsed only then), memoized for the run."""
@@ -69,6 +71,7 @@ class Project:
         self.scoped: dict = {}
         self._importers: dict = {}  # package directory -> {module: {path: {(name, local)}}}
         self._files: dict = {}  # package directory -> [(path, stat)]
+        self._sources: dict = {}  # package directory -> [(path, stat)] of its CUDA sources
         # path -> (root, dotted module) | None, as `xcallers._State.module` names a file: one
         # answer per run, shared by the passes' states (a text the Project holds no tree of,
         # over `_TREE_HELD_CHARS`, was parsed again by each pass to name it)
@@ -168,7 +171,7 @@ class Project:
             # the stats the runner took this run (the cache's), else one per file
             taken = getattr(self._cache, "stats", None)
             taken = taken() if taken is not None else {}
-            out = []
+            out, sources = [], []
             stack = [key]
             while stack:
                 try:
@@ -182,11 +185,52 @@ class Project:
                                 stack.append(e.path)
                         elif e.name.endswith(".py"):
                             out.append((e.path, taken.get(e.path) or e.stat()))
+                        elif e.name.endswith(CUDA_SOURCES):
+                            sources.append((e.path, e.stat()))
                     except OSError:
                         continue
             out.sort()
+            sources.sort()
             self._files[key] = out
+            self._sources[key] = sources
         return self._files[key]
+
+    def sources(self, root: str, top: str) -> list:
+        """[(path, stat)] of the CUDA C++ sources (`.cu`, `.cuh`) of the package `top`."""
+        self.files(root, top)
+        return self._sources[os.path.join(root, top)]
+
+    def kernel_package(self, path: str, root: str, modname: str):
+        """The Reason when the module at `path` belongs to a package below the top-level one
+        that ships CUDA C++ sources (`devlint.evidence.cuda_kernel_package`), else None."""
+        from devlint.evidence.cuda_kernel_package import kernel_package_reason
+        from devlint.evidence.fast_path import names_triton
+
+        top = modname.split(".")[0]
+        top_dir = os.path.abspath(os.path.join(root, top))
+        memo = self.__dict__.setdefault("_kernel_packages", {})
+        if top_dir not in memo:
+            owners: dict = {}  # package directory -> the first CUDA source it holds
+            for src, _ in self.sources(root, top):
+                d = os.path.dirname(os.path.abspath(src))
+                while d.startswith(top_dir + os.sep) and not os.path.exists(
+                        os.path.join(d, "__init__.py")):
+                    d = os.path.dirname(d)
+                if d.startswith(top_dir + os.sep):
+                    owners.setdefault(d, src)
+            memo[top_dir] = owners
+        owners = memo[top_dir]
+        if not owners:
+            return None
+        d = os.path.dirname(os.path.abspath(path))
+        while d.startswith(top_dir + os.sep):
+            if d in owners:
+                tree = self.tree(path)
+                if tree is None or names_triton(tree):
+                    return None
+                return kernel_package_reason(d, owners[d])
+            d = os.path.dirname(d)
+        return None
 
     def seed(self, results) -> None:
         """Take what the workers recorded while they read the files (FileResult.facts, with

@@ -150,7 +150,7 @@ def _package_key(project: Project, root: str, top: str):
     memo = project.__dict__.setdefault("_package_keys", {})
     if (root, top) not in memo:  # four passes ask it per package: hashed once per run
         h = hashlib.blake2b(digest_size=16)
-        for path, st in project.files(root, top):
+        for path, st in project.files(root, top) + project.sources(root, top):
             h.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode(
                 "utf-8", "surrogateescape"))
         fresh = all(project.now - st.st_mtime_ns / 1e9 >= RACY_S
@@ -205,7 +205,8 @@ def _stored(reason):
 
 def _exemption(project: Project, path: str, root: str, modname: str, names) -> Exemption:
     ex = Exemption(project.calls_cuda_only(path, modname, root)
-                   or project.double_of(path, modname, root))
+                   or project.double_of(path, modname, root)
+                   or project.kernel_package(path, root, modname))
     if not ex.module and path in project.scoped:
         reason, (_, lo, hi) = project.scoped[path]
         ex.rows = [[lo, hi, reason]]
