@@ -206,6 +206,26 @@ def test_one_scope_calling_a_cuda_only_module_exempts_that_scope_alone(tmp_path)
     assert findings(tmp_path) == []
 
 
+def test_a_sibling_cuda_only_on_import_makes_its_importer_cuda_only_in_its_package(tmp_path):
+    # `pool` imports a CUDA-only stack at the top; `buffer` imports `pool`, `manager` imports
+    # `buffer`, each at the top: the package is a subsystem built on that stack. A module of
+    # another package that imports it keeps its findings (a generic importer of a subsystem)
+    stream = "\n\ndef make():\n    return torch.cuda.Stream()\n"
+    write(tmp_path, {
+        "pkg/vmm/pool.py": "import torch\nfrom cuda.bindings import driver\n" + stream,
+        "pkg/vmm/buffer.py": "import torch\n\nfrom pkg.vmm.pool import make\n" + stream,
+        "pkg/vmm/manager.py": "import torch\n\nfrom pkg.vmm.buffer import Buffer\n" + stream,
+        "pkg/layers/moe.py": "import torch\n\nfrom pkg.vmm.manager import Manager\n" + stream,
+        "pkg/layers/lazy.py": "import torch\n\n\ndef make():\n"
+                              "    from pkg.vmm.pool import make as m\n"
+                              "    return torch.cuda.Stream()\n",
+    })
+    assert findings(tmp_path) == [("pkg/layers/lazy.py", 6, "DL402"),
+                                  ("pkg/layers/moe.py", 7, "DL402")]
+    r = run("check", "--no-cache", "--show-exempt", "pkg/vmm/manager.py", cwd=tmp_path)
+    assert "imports `pkg.vmm.buffer` at the top, a module of its own package" in r.stdout
+
+
 def test_a_namespace_folder_inside_a_package_is_part_of_it(tmp_path):
     # PEP 420: `pkg/srt/` without `__init__.py` under `pkg/__init__.py` imports as
     # `pkg.srt`, so its modules reach the package's CUDA-only modules by their full names

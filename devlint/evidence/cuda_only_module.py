@@ -20,6 +20,14 @@ Limits: one marker never makes a file CUDA-only; a folder that is no package is 
 by its exact name (`folders`), never by a part of it, and so is a test package
 (`nvfp4_training/` tests may test a plain Triton kernel of that format: their gates decide); an import under `try`/`if` is optional; a
 test module importing a CUDA-only stack only gates its tests.
+In a package (applied by the project stage, `Project.calls_cuda_only`): a module that imports,
+at the top, a module of its own package that is CUDA-only on import (it imports a CUDA-only
+stack at the top, or such a sibling) is CUDA-only on import too: the package is a subsystem
+built on that stack (`dwdp/weight_manager.py` imports `dwdp/weight_buffer.py`, which imports
+`dwdp/page_pool.py`, which imports `cuda.bindings`). Evidence: the sibling (its reason). Not
+across packages (a generic module importing the subsystem keeps its findings), not through
+an import under `try`/`if` or inside a function, and not through a sibling CUDA-only by its
+name or folder only.
 """
 from __future__ import annotations
 

@@ -347,6 +347,9 @@ class Project:
                 parts[mod] = (self.scoped[target][0], target, self.scoped[target][1][0])
         if not cuda and not parts:
             return None
+        sibling = self._sibling_on_import(path, modname, cuda)
+        if sibling is not None:
+            return sibling
         if vocabulary.is_test_path(os.path.abspath(path).replace(os.sep, "/").split("/")) \
                 or cuda_only_module._vendor_family_reason(path) or self.fact(
                 path, "alike", lambda: bool(cuda_only_module._cuda_only_reason(
@@ -384,6 +387,22 @@ class Project:
                 return None
             reason = Reason("cuda-only-module", f"{reason}, and {other}", target)
         return reason
+
+    @staticmethod
+    def _sibling_on_import(path: str, modname: str, cuda: dict):
+        """A module of the same package that it imports at the top and that is CUDA-only on
+        import (`_on_import`: it imports a CUDA-only stack, or one such sibling, at the top):
+        the package is a subsystem built on that stack, and this module cannot be imported
+        without it either (`dwdp/weight_manager.py` imports `dwdp/weight_buffer.py`, which
+        imports `dwdp/page_pool.py`, which imports `cuda.bindings`). Not across packages: a
+        generic module importing a CUDA-only subsystem keeps its own findings."""
+        package = modname if os.path.basename(path) == "__init__.py" \
+            else modname.rpartition(".")[0]
+        for mod, (why, target) in cuda.items():
+            if mod.rpartition(".")[0] == package and _on_import(why):
+                return Reason("cuda-only-module", f"imports `{mod}` at the top, a module of its "
+                              f"own package that is CUDA-only on import ({why})", target)
+        return None
 
     def _stack_scopes(self, path: str) -> list:
         """[(name, why)] of the module-level functions and classes that import a CUDA-only
