@@ -304,6 +304,24 @@ def test_a_parameter_every_call_of_the_file_passes_a_cuda_value():
         assert _api_reasons(text + extra)[18] is None
 
 
+def test_a_flag_passed_to_a_private_method_through_self():
+    text = ("class P:\n    def forward(self, x):\n        borrow = False\n"
+            "        if is_cuda():\n            borrow = self._can_borrow(x)\n"
+            "        return self._by_chunk(x, borrow=borrow)\n\n"
+            "    def _by_chunk(self, x, borrow: bool = False):\n        if borrow:\n"
+            "            torch.cuda.current_stream().synchronize()\n        return x\n")
+    why = _api_reasons(text)[10]
+    assert why is not None and why.principle == "cuda-value", why
+    # a public method (callers elsewhere choose), a reference other than `self._by_chunk(...)`,
+    # a subclass in the file (it may call or override it), a value of another kind
+    for changed in (text.replace("_by_chunk", "by_chunk"),
+                    text + "\n\ndef g(p, x):\n    return p._by_chunk(x, borrow=True)\n",
+                    text + "\n\nclass Q(P):\n    pass\n",
+                    text.replace("return self._by_chunk(x, borrow=borrow)",
+                                 "return self._by_chunk(x, borrow=x.numel() > 4)")):
+        assert _api_reasons(changed)[10] is None
+
+
 def test_an_operand_after_one_that_establishes_cuda_is_cuda_s():
     from devlint.api import check_source
 

@@ -99,20 +99,29 @@ class PrivateUses:
         positional = [x.arg for x in (*a.posonlyargs, *a.args)]
         defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
         defaults.update({x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults)})
-        if not _is_none(defaults.get(name)):
-            return None
-        if klass is not None:
-            if function.name != "__init__" or klass not in self.f.tree.body:
+        default = defaults.get(name)
+        if not (_is_none(default) or self._truth and isinstance(default, ast.Constant)
+                and default.value is False):
+            return None  # (a flag's default may be False: `if flag:` is false there too)
+        if klass is not None and function.name != "__init__":
+            calls = self._private_method_calls(function, klass)
+            if calls is None:
+                return None
+            sites, positional = (), positional[1:]
+        elif klass is not None:
+            if klass not in self.f.tree.body:
                 return None
             callee, positional = klass.name, positional[1:]
+            sites = self._call_sites().get(callee, [])
         elif function in self.f.tree.body:
             callee = function.name
+            sites = self._call_sites().get(callee, [])
         else:
             return None
-        sites = self._call_sites().get(callee, [])
-        if not sites:
-            return None
-        calls = []
+        if klass is None or function.name == "__init__":
+            if not sites:
+                return None
+            calls = []
         for ref, fn, cls, parent in sites:
             if _type_test(ref, parent):
                 continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
@@ -144,6 +153,36 @@ class PrivateUses:
                 return None
             levels.append(lv)
         return levels
+
+    def _private_method_calls(self, function, klass):
+        """[(call, method, class)] of the calls of a private method (`_name`, not a dunder) of
+        a module-level class, where every reference to the name in the file is
+        `self._name(...)` in a method of that class (not in a function nested in one): the
+        module holds every use of a private name. None otherwise (another reference, a
+        subclass in the file, which may override it or call it, or no call)."""
+        name = function.name
+        if not name.startswith("_") or name.startswith("__") or klass not in self.f.tree.body \
+                or any(isinstance(c, ast.ClassDef) and c is not klass and any(
+                    getattr(b, "id", None) == klass.name for b in c.bases)
+                    for c in ast.walk(self.f.tree)):
+            return None
+        calls, seen = [], set()
+        for m in klass.body:
+            if not isinstance(m, _FUNCS):
+                continue
+            nested = {id(n) for d in ast.walk(m) if isinstance(d, (*_FUNCS, ast.Lambda))
+                      and d is not m for n in ast.walk(d)}
+            for n in ast.walk(m):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                        and n.func.attr == name and isinstance(n.func.value, ast.Name) \
+                        and n.func.value.id == "self" and id(n) not in nested:
+                    calls.append((n, m, klass))
+                    seen.add(id(n.func))
+        refs = [n for n in ast.walk(self.f.tree) if isinstance(n, ast.Attribute)
+                and n.attr == name]
+        if not calls or any(id(n) not in seen for n in refs):
+            return None
+        return calls
 
     def _registry_calls(self, ref, parent):
         """[(call, function, class)] where `ref` is a value of a module-level registry

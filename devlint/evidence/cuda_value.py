@@ -47,7 +47,10 @@ module-level function, or a method called through `self`) and every definition o
 one; the value is followed through assignments to a local name, a module name or a `self`
 attribute of the class (every store into it, in every method, must be such a value or None;
 an unpacking, an augmented assignment, a loop or `with` target is not followed), and into a
-parameter that defaults to None of a module-level function or class (`__init__`) only where
+parameter that defaults to None (for a flag's truth test, None or False) of a module-level
+function or class (`__init__`), or of a private method (`_name`, not a dunder) of a
+module-level class that the file only calls as `self._name(...)` in that class's methods (no
+other reference to the name, no subclass in the file), only where
 every reference to that function or class in the file is a call that passes such a value,
 None or nothing (`isinstance` and annotations aside, and an attribute of the class,
 `partial(Layer.facts, cfg)`, where the class makes no instance of itself by `cls(...)`,
