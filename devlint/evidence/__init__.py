@@ -78,7 +78,8 @@ a `Reason` (principle, human text, where the evidence is) instead of a bare bool
   `imported_guard`: a value an imported project function makes only on CUDA, tested;
   `launched_worker`: a test module's worker entry that its own test launches under a CUDA
   guard; `cuda_callers`: `only-called-on-cuda` across modules, through callers of callers;
-  `cuda_kernel_package`: a package below the top-level one that ships CUDA C++ sources.
+  `cuda_kernel_package`: a package below the top-level one that ships CUDA C++ sources;
+  `cpu_switch`: an option whose every reader in the package only asks whether it is the CPU.
 
 `PRINCIPLES` names them all, each with the module whose docstring states it: the one source
 of `principle_summary` (`devlint rule` and docs/rules/ print it).
@@ -143,6 +144,7 @@ PRINCIPLES = {
     "cuda-choice": "devlint.evidence.cuda_choice",  # crossmod
     "cuda-reach": "devlint.evidence.cuda_reach",  # crossmod
     "cuda-kernel-package": "devlint.evidence.cuda_kernel_package",
+    "cpu-switch": "devlint.evidence.cpu_switch",
 }
 
 

@@ -46,7 +46,8 @@ IN_FILE = ("cuda-only-module", "cuda-only-scope", "cuda-guard", "platform-ladder
 IN_PACKAGE = ("cuda-only-module", "test-double", "only-called-on-cuda", "calls-cuda-only",
               "cuda-by-default",
               "dead-default", "imported-gate", "imported-guard", "launched-worker",
-              "imported-flag", "cuda-choice", "cuda-reach", "cuda-kernel-package")
+              "imported-flag", "cuda-choice", "cuda-reach", "cuda-kernel-package",
+              "cpu-switch")
 # a test that holds only on ROCm (`if _is_hip:`): the device-literal, tensor-test and API rules
 # honour it ("cuda" is the AMD GPU's name there), not the visibility-variable and backend
 # rules (DL301, DL501), whose names the platform chooses

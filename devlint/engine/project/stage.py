@@ -114,7 +114,12 @@ def _exemptions(results, project: Project) -> dict:
     from devlint.engine.project.xflags import flag_gated_findings
     # --- end imported flags ---
 
+    # --- options that only tell the CPU from an accelerator (xswitch) ---
+    from devlint.engine.project.xswitch import switch_findings
+    # --- end options ---
+
     for found in (gated_findings(project, results, key_of),
+                  switch_findings(project, results, key_of),
                   flag_gated_findings(project, results, key_of),
                   guarded_findings(project, results, key_of),
                   worker_findings(project, results),
