@@ -109,6 +109,19 @@ def test_amd_kernel_stacks_are_cuda_alike():
                  path="pkg/ops/decode.py") == []
 
 
+def test_a_torch_cuda_shim_of_another_device_covers_the_api_only():
+    # torchada (MUSA) and transfer_to_npu (Ascend) route torch.cuda.* to their device in the
+    # module that imports them: the API is that device's there, a "cuda" literal stays reported
+    body = "\n\ndef f():\n    torch.cuda.empty_cache()\n    return torch.zeros(2, device='cuda')\n"
+    assert codes("import torch\n" + body, path="pkg/platforms/musa.py") == ["DL401", "DL103"]
+    for shim in ("import torchada  # noqa: F401\n",
+                 "import torch_npu.contrib.transfer_to_npu  # noqa: F401\n"):
+        assert codes("import torch\n" + shim + body, path="pkg/platforms/musa.py") == ["DL103"]
+    # another module of torch_npu's contrib is no shim
+    assert codes("import torch\nfrom torch_npu.contrib import function\n" + body,
+                 path="pkg/platforms/npu.py") == ["DL401", "DL103"]
+
+
 def test_cute_dsl_modules_are_cuda_only():
     text = "import torch\nx = torch.zeros(2, device='cuda')\n"
     assert codes(text, path="pkg/ops/attn.py") == ["DL103"]

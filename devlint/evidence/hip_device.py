@@ -15,7 +15,9 @@ only, CUDA-alike for the API rules) is not a ROCm module: a sibling folder that 
 (`triton/` beside `cuda/`) may run elsewhere, so its literals stay reported. A file
 CUDA-alike through TransformerEngine (`transformer_engine`) keeps its device literals
 reported: that NVIDIA library's ports to other accelerators rebind `torch.cuda.*` to their
-own device module, so its API is right there, but a literal "cuda" is not their device. A
+own device module, so its API is right there, but a literal "cuda" is not their device. So
+does a file CUDA-alike through a torch.cuda shim of another device (`import torchada` on
+MUSA, `import torch_npu.contrib.transfer_to_npu` on Ascend). A
 test of `is_cuda_alike()` inside a generic file is `cuda_alike_guard`'s business, not this
 one's. Cost, on vLLM's history: upstream once replaced `device="cuda"` in a ROCm AITER
 module with the query tensor's device (PR #40871): a fix of which GPU (the tensor's own
@@ -46,7 +48,8 @@ from devlint.evidence.vocabulary import _imported_modules
 
 # CUDA-alike libraries with ports to other accelerators that rebind `torch.cuda` (their
 # `torch.cuda` API is right everywhere they run, a "cuda" device literal is not)
-_PORTED = ("transformer_engine",)
+# (and the torch.cuda shims of other devices: torchada for MUSA, transfer_to_npu for Ascend)
+_PORTED = ("transformer_engine", "torchada", "torch_npu")
 
 
 def hip_device_reason(facts) -> Reason | None:
