@@ -91,10 +91,11 @@ class PrivateUses:
 
     def _passed_levels(self, function, klass, name, depth):
         """[(level, evidence)] of the values the file's calls pass to parameter `name` of a
-        module-level function, or of a module-level class's `__init__`, whose default is None:
-        every reference to it is a call that passes a value made only on CUDA, or None, or
-        nothing (the default). None otherwise (a reference that is no call, `*args`/`**kw`, a
-        value of another kind)."""
+        module-level function, of a module-level class's `__init__`, or of a private method
+        called through `self` (`_private_method_calls`), whose default is None (for a flag's
+        truth test, None or False): every reference to it is a call that passes a value made
+        only on CUDA, or None, or nothing (the default). None otherwise (a reference that is
+        no call, `*args`/`**kw`, a value of another kind)."""
         a = function.args
         positional = [x.arg for x in (*a.posonlyargs, *a.args)]
         defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
@@ -105,36 +106,12 @@ class PrivateUses:
             return None  # (a flag's default may be False: `if flag:` is false there too)
         if klass is not None and function.name != "__init__":
             calls = self._private_method_calls(function, klass)
-            if calls is None:
-                return None
-            sites, positional = (), positional[1:]
-        elif klass is not None:
-            if klass not in self.f.tree.body:
-                return None
-            callee, positional = klass.name, positional[1:]
-            sites = self._call_sites().get(callee, [])
-        elif function in self.f.tree.body:
-            callee = function.name
-            sites = self._call_sites().get(callee, [])
         else:
+            calls = self._named_calls(function, klass)
+        if calls is None:
             return None
-        if klass is None or function.name == "__init__":
-            if not sites:
-                return None
-            calls = []
-        for ref, fn, cls, parent in sites:
-            if _type_test(ref, parent):
-                continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
-            if klass is not None and isinstance(parent, ast.Attribute) \
-                    and parent.value is ref and not _constructs_itself(klass):
-                continue  # `partial(C.stage_facts, config)`: the class's attribute, no instance
-            if isinstance(parent, ast.Call) and parent.func is ref:
-                calls.append((parent, fn, cls))
-                continue
-            found = self._registry_calls(ref, parent) if fn is None else None
-            if found is None:
-                return None
-            calls.extend(found)
+        if klass is not None:
+            positional = positional[1:]  # `self`
         levels = []
         for call, fn, cls in calls:
             value = next((k.value for k in call.keywords if k.arg == name), None)
@@ -153,6 +130,37 @@ class PrivateUses:
                 return None
             levels.append(lv)
         return levels
+
+    def _named_calls(self, function, klass):
+        """[(call, function, class)] of the calls of a module-level function, or of a
+        module-level class (its `__init__`), by name: None where a reference to it is no call
+        (nor a type test, a class attribute, a registry's call) or there is none."""
+        if klass is not None:
+            if klass not in self.f.tree.body:
+                return None
+            callee = klass.name
+        elif function in self.f.tree.body:
+            callee = function.name
+        else:
+            return None
+        sites = self._call_sites().get(callee, [])
+        if not sites:
+            return None
+        calls = []
+        for ref, fn, cls, parent in sites:
+            if _type_test(ref, parent):
+                continue  # `isinstance(x, C)`, `y: C = ...`: no value is passed there
+            if klass is not None and isinstance(parent, ast.Attribute) \
+                    and parent.value is ref and not _constructs_itself(klass):
+                continue  # `partial(C.stage_facts, config)`: the class's attribute, no instance
+            if isinstance(parent, ast.Call) and parent.func is ref:
+                calls.append((parent, fn, cls))
+                continue
+            found = self._registry_calls(ref, parent) if fn is None else None
+            if found is None:
+                return None
+            calls.extend(found)
+        return calls
 
     def _private_method_calls(self, function, klass):
         """[(call, method, class)] of the calls of a private method (`_name`, not a dunder) of

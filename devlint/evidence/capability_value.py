@@ -60,14 +60,17 @@ def bind_caps(st, caps: dict) -> None:
                                                      ctx=ast.Load())
 
 
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, caps: dict):
+        self.caps = caps
+
+    def visit_Name(self, n):
+        v = self.caps.get(n.id)
+        return copy.deepcopy(v) if v is not None and isinstance(n.ctx, ast.Load) else n
+
+
 def with_caps(expr, caps: dict):
     """`expr` with the local capability names of `caps` replaced by their values (a copy)."""
     if not caps or not any(isinstance(n, ast.Name) and n.id in caps for n in ast.walk(expr)):
         return expr
-
-    class _Sub(ast.NodeTransformer):
-        def visit_Name(self, n):
-            v = caps.get(n.id)
-            return copy.deepcopy(v) if v is not None and isinstance(n.ctx, ast.Load) else n
-
-    return _Sub().visit(copy.deepcopy(expr))
+    return _Substitute(caps).visit(copy.deepcopy(expr))

@@ -44,12 +44,8 @@ import re
 
 from devlint.evidence import Reason
 from devlint.evidence.dead_default import default_of
-from devlint.evidence.vocabulary import _imported_modules
+from devlint.evidence.vocabulary import _cuda_only_data, _imported_modules
 
-# CUDA-alike libraries with ports to other accelerators that rebind `torch.cuda` (their
-# `torch.cuda` API is right everywhere they run, a "cuda" device literal is not)
-# (and the torch.cuda shims of other devices: torchada for MUSA, transfer_to_npu for Ascend)
-_PORTED = ("transformer_engine", "torchada", "torch_npu")
 
 
 def hip_device_reason(facts) -> Reason | None:
@@ -72,7 +68,8 @@ def _ported(alike, tree) -> bool:
         if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
             nodes = [stmt] + ([s for s in ast.walk(stmt) if isinstance(s, ast.stmt)]
                               if isinstance(stmt, ast.Try) else [])
-            return any(q.split(".")[0].startswith(_PORTED)
+            ported = tuple(_cuda_only_data()["cuda_alike"].get("ported", ()))
+            return any(q.split(".")[0].startswith(ported)
                        for s in nodes for q in _imported_modules(s))
     return False
 

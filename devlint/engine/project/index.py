@@ -52,7 +52,6 @@ def _on_import(why) -> bool:
     return str(why).startswith(("imports `", "its top-level code uses "))
 
 
-
 class Project:
     """The packages a run touches: facts read from the store or computed on demand (sources
     read and parsed only then), memoized for the run."""

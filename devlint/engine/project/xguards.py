@@ -88,9 +88,9 @@ def _file_guarded(project, path: str, res, deps: dict) -> dict:
 
 def valued_imports(path: str, tree) -> dict:
     """{local name: [module, name]} of the names the module at `path` imports from project
-    modules (`from M import name`) and calls where the call's value is followed
-    (`_valued_calls`), its own module-level definitions aside: the names whose producer
-    verdict its findings can depend on. The workers record it of each file with findings
+    modules (`from M import name`) and calls or tests where the value is followed
+    (`_followed_names`), its own module-level definitions aside: the names whose producer
+    or flag verdict its findings can depend on. The workers record it of each file with findings
     (`records.linted_facts`, from the linter's tree): the main process parses such a file
     again only when one of them is a producer."""
     pkg = package_of(path)
@@ -101,38 +101,36 @@ def valued_imports(path: str, tree) -> dict:
         return {}
     own = {st.name for st in tree.body if isinstance(st, (*_FUNCS, ast.ClassDef))}
     return {local: list(imported[local])
-            for local in sorted((_valued_calls(tree, imported) | _tested_names(tree, imported))
-                                - own)}
-
-
-def _tested_names(tree, imported) -> set:
-    """The names of `imported` that the file tests as flags: an `if`/`while`/`assert`/
-    conditional expression's test, an operand of `and`/`or`/`not` (`_is_cuda and x`, a flag
-    made from it: `use_fused = _is_cuda and ok`)."""
-    out = set()
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-            tests = [n.test]
-        elif isinstance(n, ast.BoolOp):
-            tests = n.values
-        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
-            tests = [n.operand]
-        else:
-            continue
-        out.update(t.id for t in tests if isinstance(t, ast.Name) and t.id in imported)
-    return out
+            for local in sorted(set().union(*_followed_names(tree, imported)) - own)}
 
 
 def _valued_calls(tree, imported) -> set:
     """The names of `imported` that the file calls where the call's value can be followed
-    (`devlint.analysis.flow`): assigned (`=`, annotated, `:=`), returned, compared with None
-    (`f() is None`), passed to a call, or an arm of a conditional expression in one of these
-    places. The flow asks the producer oracle about a call only there (`value_level` is given
-    assigned, returned and passed values, and the left of an `is None` test), so a name only
-    called elsewhere (a statement of its own, `f().x`, `f()[0]`, `not f()`) needs no verdict
-    and its defining module is not judged."""
-    out = set()
+    (the first half of `_followed_names`)."""
+    return _followed_names(tree, imported)[0]
+
+
+def _followed_names(tree, imported) -> tuple:
+    """(called, tested): the names of `imported` whose value the file's analysis follows,
+    found in one walk: a call of one whose value can be followed (`devlint.analysis.flow`): assigned (`=`,
+    annotated, `:=`), returned, compared with None (`f() is None`), passed to a call, or an
+    arm of a conditional expression in one of these places (the flow asks the producer oracle
+    about a call only there, so a name only called elsewhere, a statement of its own, `f().x`,
+    `f()[0]`, `not f()`, needs no verdict and its defining module is not judged); and a name
+    the file tests as a flag: an `if`/`while`/`assert`/conditional expression's test, an
+    operand of `and`/`or`/`not` (`_is_cuda and x`, a flag made from it: `use_fused = _is_cuda
+    and ok`)."""
+    out, tested = set(), set()
     for parent in ast.walk(tree):
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tests = [parent.test]
+        elif isinstance(parent, ast.BoolOp):
+            tests = parent.values
+        elif isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            tests = [parent.operand]
+        else:
+            tests = ()
+        tested.update(t.id for t in tests if isinstance(t, ast.Name) and t.id in imported)
         if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Return)):
             values = [parent.value]
         elif isinstance(parent, ast.Call):
@@ -150,7 +148,7 @@ def _valued_calls(tree, imported) -> set:
             elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) \
                     and v.func.id in imported:
                 out.add(v.func.id)
-    return out
+    return out, tested
 
 
 def producer_of(project, root: str, mod: str, name: str, hops: int = 0, deps=None):

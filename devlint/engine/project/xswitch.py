@@ -3,7 +3,7 @@ findings on a "cuda" default or constant of a field, attribute or parameter N, w
 read of N in the package is a comparison with "cpu" or None, a hand-on under the same name,
 or a comparison of two reads.
 
-Per file with such a finding: the option's name at the finding (`_option_name`), then, once
+Per file with such a finding: the option's name at the finding (`_option_names`), then, once
 per package and name, the package's files whose text names it (`Project.files`, a text
 search first, a parse only there), each read classified (`_reads_only_cpu`). The answer per
 package is stored like `xgates`' (`per_package`: the package key covers every file)."""
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 
+from devlint.analysis.flow import _own_nodes
 from devlint.engine.project.package import package_of
 from devlint.engine.project.xgates import per_package
 from devlint.evidence.cpu_switch import switch_reason
@@ -93,6 +94,13 @@ def _option_names(tree, rows) -> dict:
     return out
 
 
+def _getattr_of(node, name: str) -> bool:
+    """`getattr(x, "name", ...)`: a read of `name` by its string."""
+    return isinstance(node, ast.Call) and _func_name(node.func) == "getattr" \
+        and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+        and node.args[1].value == name
+
+
 def _is_cuda(node) -> bool:
     return isinstance(node, ast.Constant) and node.value == "cuda"
 
@@ -134,14 +142,11 @@ def _reads(tree, name: str):
     loads of a local `name` in functions that take it as a parameter or bind it from a read
     of it; a module-level `name` load too."""
     for n in ast.walk(tree):
-        if isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Load):
-            yield n
-        elif isinstance(n, ast.Call) and _func_name(n.func) == "getattr" \
-                and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) \
-                and n.args[1].value == name:
+        if isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Load) \
+                or _getattr_of(n, name):
             yield n
     for scope in [tree, *(f for f in ast.walk(tree) if isinstance(f, _FUNCS))]:
-        own = _own(scope)
+        own = list(_own_nodes(scope))
         loads = [n for n in own if isinstance(n, ast.Name) and n.id == name
                  and isinstance(n.ctx, ast.Load)]
         if not loads:
@@ -153,23 +158,11 @@ def _reads(tree, name: str):
                      and any(isinstance(t, ast.Name) and t.id == name
                              for t in (getattr(n, "targets", None) or [n.target]))]
             from_read = any(isinstance(x, ast.Attribute) and x.attr == name
-                            or isinstance(x, ast.Call) and _func_name(x.func) == "getattr"
+                            or _getattr_of(x, name)
                             for b in binds if b.value is not None for x in ast.walk(b.value))
             if name not in params and not from_read and binds:
                 continue  # another variable of the same name
         yield from loads
-
-
-def _own(scope) -> list:
-    """The nodes of `scope` outside the functions and classes nested in it."""
-    out, stack = [], list(ast.iter_child_nodes(scope))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            continue
-        out.append(n)
-        stack.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _in_raise(node, parents: dict) -> bool:
@@ -181,10 +174,7 @@ def _in_raise(node, parents: dict) -> bool:
 
 def _is_read(node, name: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == name \
-        or isinstance(node, ast.Name) and node.id == name \
-        or isinstance(node, ast.Call) and _func_name(node.func) == "getattr" \
-        and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
-        and node.args[1].value == name
+        or isinstance(node, ast.Name) and node.id == name or _getattr_of(node, name)
 
 
 def _allowed(read, name: str, parents: dict):
@@ -217,11 +207,11 @@ def _allowed(read, name: str, parents: dict):
         return None
     if isinstance(parent, ast.FormattedValue) and _in_raise(parent, parents):
         return "ok"  # an error message
-    if node is not read:  # inside `or` / a conditional expression: only as a binding
-        pass
-    elif isinstance(parent, (ast.If, ast.IfExp, ast.While)) and parent.test is read \
-            or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-        return "ok"  # a truth test
+    # a truth test (the read itself: inside `or` / a conditional expression only a binding)
+    if node is read and (isinstance(parent, (ast.If, ast.IfExp, ast.While))
+                         and parent.test is read
+                         or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        return "ok"
     if isinstance(parent, ast.keyword) and parent.arg == name:
         return "ok"
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
