@@ -170,27 +170,42 @@ class PrivateUses:
         subclass in the file, which may override it or call it, or no call)."""
         name = function.name
         if not name.startswith("_") or name.startswith("__") or klass not in self.f.tree.body \
-                or any(isinstance(c, ast.ClassDef) and c is not klass and any(
-                    getattr(b, "id", None) == klass.name for b in c.bases)
-                    for c in ast.walk(self.f.tree)):
+                or klass.name in self._derived_names():
             return None
-        calls, seen = [], set()
-        for m in klass.body:
-            if not isinstance(m, _FUNCS):
+        memo = self.__dict__.setdefault("_pmc", {})
+        key = (id(klass), name)
+        if key not in memo:
+            memo[key] = self._private_method_calls_of(klass, name)
+        return memo[key]
+
+    def _private_method_calls_of(self, klass, name):
+        calls = []
+        for ref, parent, fn, _cls in self._method_refs().get(name, ()):
+            if not isinstance(ref, ast.Attribute):
                 continue
-            nested = {id(n) for d in ast.walk(m) if isinstance(d, (*_FUNCS, ast.Lambda))
-                      and d is not m for n in ast.walk(d)}
-            for n in ast.walk(m):
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                        and n.func.attr == name and isinstance(n.func.value, ast.Name) \
-                        and n.func.value.id == "self" and id(n) not in nested:
-                    calls.append((n, m, klass))
-                    seen.add(id(n.func))
-        refs = [n for n in ast.walk(self.f.tree) if isinstance(n, ast.Attribute)
-                and n.attr == name]
-        if not calls or any(id(n) not in seen for n in refs):
-            return None
-        return calls
+            if not (isinstance(parent, ast.Call) and parent.func is ref
+                    and isinstance(ref.value, ast.Name) and ref.value.id == "self"
+                    and fn is not None and fn in klass.body
+                    and id(parent) not in self._nested_ids(fn)):
+                return None
+            calls.append((parent, fn, klass))
+        return calls or None
+
+    def _derived_names(self) -> set:
+        """The names that some class of the file derives from (`class B(A)`: "A")."""
+        if getattr(self, "_derived", None) is None:
+            self._derived = {b.id for c in ast.walk(self.f.tree) if isinstance(c, ast.ClassDef)
+                             for b in c.bases if isinstance(b, ast.Name)}
+        return self._derived
+
+    def _nested_ids(self, method) -> set:
+        """ids of the nodes of `method` inside a function or lambda nested in it."""
+        memo = self.__dict__.setdefault("_nested", {})
+        if id(method) not in memo:
+            memo[id(method)] = {id(n) for d in ast.walk(method)
+                                if isinstance(d, (*_FUNCS, ast.Lambda)) and d is not method
+                                for n in ast.walk(d)}
+        return memo[id(method)]
 
     def _registry_calls(self, ref, parent):
         """[(call, function, class)] where `ref` is a value of a module-level registry
