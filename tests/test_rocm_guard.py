@@ -107,3 +107,39 @@ def test_only_the_operands_after_the_rocm_test_are_its():
     # decides on ROCm alone (the review of c425291 found A exempted too)
     found = sorted((d.code, d.location[0]) for d in check_source(ORDER, "m.py", profile="torch"))
     assert found == [("DL101", 8), ("DL401", 13)]
+
+
+EITHER = '''import torch
+from sglang.srt.utils import get_bool_env_var, is_cuda, is_hip
+
+_is_cuda = is_cuda()
+_is_hip = is_hip()
+_hip_alt = get_bool_env_var("SGLANG_ALT_STREAM") and _is_hip
+_use_alt = _is_cuda or (get_bool_env_var("SGLANG_QK_ALT", "False") and _hip_alt)
+_loose = _is_cuda or get_bool_env_var("SGLANG_QK_ALT", "False")
+
+
+def overlap(self, q):
+    if self.alt_stream is not None and _use_alt:
+        s = torch.cuda.current_stream()
+        q = q.to("cuda")
+    if not _use_alt:
+        return q
+    torch.cuda.synchronize()
+    return q
+
+
+def loose():
+    if _loose:
+        torch.cuda.current_stream()
+'''
+
+
+def test_a_flag_true_on_cuda_or_on_rocm_is_a_cuda_alike_guard():
+    # `_use_alt` holds only where one operand of its `or` holds, each only on CUDA or ROCm
+    # (through `_hip_alt`, itself `and _is_hip`): the torch.cuda API under it is the
+    # platform's (13, and after the negated early exit, 17); a device literal under it stays
+    # a finding (14, cuda-alike-guard's limit), and an `or` with an environment switch (23)
+    # holds anywhere
+    found = sorted((d.code, d.location[0]) for d in check_source(EITHER, "m.py", profile="torch"))
+    assert found == [("DL101", 14), ("DL401", 23)]

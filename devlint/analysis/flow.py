@@ -558,10 +558,16 @@ class ValueFlow:
             return None if found is None else (-found[0], found[1])
         if isinstance(test, ast.BoolOp):
             want = 1 if isinstance(test.op, ast.And) else -1
+            every = []
             for v in test.values:
                 found = self._value_polarity(v, function, klass)
                 if found is not None and found[0] == want:
                     return found
+                every.append(found)
+            # `_is_cuda or (env and _use_hip)`: true only where one operand is, each of them
+            # only on CUDA or ROCm (and `not a and not b` false only there)
+            if all(f is not None and f[0] == -want for f in every):
+                return -want, (joined_level([f[1] for f in every]), every[0][1][1])
             return None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 \
                 and _is_none(test.comparators[0]):

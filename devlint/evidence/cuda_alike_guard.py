@@ -10,7 +10,9 @@ before an early exit; the same spelt out as an `or` each operand of which asks f
 ROCm, `is_rocm() or is_cuda()`; `is_rocm()` / `is_hip()` give `rocm-guard`'s reason), and
 its line;
 a flag assigned from one, also through a chain of flags (`_use_aiter = env and _is_hip`, then
-`use_fused = _use_aiter and ok`), is followed as `cuda_value` follows flags.
+`use_fused = _use_aiter and ok`), is followed as `cuda_value` follows flags, and so is an `or`
+of such flags and CUDA flags, each operand true only on CUDA or ROCm (`_use_alt = _is_cuda or
+(env and _hip_alt)`; an `or` with an operand that holds anywhere, `_is_cuda or env`, is none).
 Limits: only the `torch.cuda` API rules (DL401-DL404) honour it; a device literal, a
 visibility variable or a backend name under the same test is still reported (the platform
 names its own: upstream vLLM fixed `CUDA_VISIBLE_DEVICES` and `device="cuda"` under `if
