@@ -40,6 +40,16 @@ def joined_level(found) -> str:
     return first if all(lv == first for lv, _ in found) else "alike"
 
 
+def _target_roots(node) -> list:
+    """The target expressions of a store node (`ValueFlow._assigned` reads only these)."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        return node.targets
+    if isinstance(node, ast.withitem):
+        return [node.optional_vars] if node.optional_vars is not None else []
+    target = getattr(node, "target", None)
+    return [target] if target is not None else []
+
+
 def _is_none(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
@@ -378,10 +388,38 @@ class ValueFlow:
         key = (id(body[0]), id(body[-1]), len(body))
         hit = self._store_cache.get(key)
         if hit is None:
-            hit = (body, [(n, level, evidence) for root, level, evidence in self._stores(body)
-                          for n in self._root_stores(root)])
+            hit = [body, [(n, level, evidence) for root, level, evidence in self._stores(body)
+                          for n in self._root_stores(root)], None]
             self._store_cache[key] = hit
         return hit[1]
+
+    def _stores_into(self, body, key):
+        """The entries of `_store_nodes(body)` (same order) whose targets hold a name `key`
+        = ("name", id) or a `self` attribute ("self", attr): the only ones whose `_assigned`
+        answers for a target of that name. Indexed once per body (a class of 400 stores,
+        asked about each of its 200 attributes)."""
+        entries = self._store_nodes(body)
+        if not entries:
+            return entries
+        hit = self._store_cache[(id(body[0]), id(body[-1]), len(body))]
+        if hit[2] is None:
+            index: dict = {}
+            for entry in entries:
+                seen = set()
+                for t in _target_roots(entry[0]):
+                    for m in nodes(t):
+                        if isinstance(m, ast.Name):
+                            k = ("name", m.id)
+                        elif isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name) \
+                                and m.value.id == "self":
+                            k = ("self", m.attr)
+                        else:
+                            continue
+                        if k not in seen:
+                            seen.add(k)
+                            index.setdefault(k, []).append(entry)
+            hit[2] = index
+        return hit[2].get(key, ())
 
     # --- the store nodes of one root, without walking an expression that holds none -------
     def _root_stores(self, root) -> list:
@@ -416,7 +454,9 @@ class ValueFlow:
         """[(level, evidence)] of the values `body` stores into `is_target`'s targets, None
         where one is not followed or may exist off CUDA, [] where nothing is stored."""
         levels = []
-        for n, level, evidence in self._store_nodes(body):
+        key = getattr(is_target, "key", None)
+        entries = self._store_nodes(body) if key is None else self._stores_into(body, key)
+        for n, level, evidence in entries:
             for v in self._assigned(n, is_target):
                 if v is None:
                     return None
@@ -449,6 +489,8 @@ class ValueFlow:
     def _name_level_of(self, name, function, klass, depth):
         def is_name(t):
             return isinstance(t, ast.Name) and t.id == name
+
+        is_name.key = ("name", name)
 
         if function is not None:
             a = function.args
@@ -494,6 +536,8 @@ class ValueFlow:
         def is_attr(t):
             return isinstance(t, ast.Attribute) and t.attr == attr \
                 and isinstance(t.value, ast.Name) and t.value.id == "self"
+
+        is_attr.key = ("self", attr)
 
         levels = []
         for st in klass.body:

@@ -9,6 +9,7 @@ import ast
 
 from devlint.analysis.flow_uses import _MISSING
 from devlint.analysis.model import _FUNCS
+from devlint.analysis.walk import children
 from devlint.evidence.self_called_on_cuda import self_called_reason
 
 _MAX_DEPTH = 3  # private methods calling private methods, at most
@@ -33,18 +34,21 @@ class MethodUses:
                     refs.setdefault(node.value, []).append((node, parent, function, klass))
                 elif isinstance(node, _FUNCS):
                     # the def's own name is no reference; its header runs in the enclosing scope
-                    for child in ast.iter_child_nodes(node):
-                        if child in node.body:
+                    body = {id(b) for b in node.body}
+                    for child in children(node):
+                        if id(child) in body:
                             walk(child, node, node, klass)
                         else:
                             walk(child, node, function, klass)
                     return
                 elif isinstance(node, ast.ClassDef):
-                    for child in ast.iter_child_nodes(node):
-                        walk(child, node, function if child not in node.body else None,
-                             node if child in node.body else klass)
+                    body = {id(b) for b in node.body}
+                    for child in children(node):
+                        inside = id(child) in body
+                        walk(child, node, None if inside else function,
+                             node if inside else klass)
                     return
-                for child in ast.iter_child_nodes(node):
+                for child in children(node):
                     walk(child, node, function, klass)
 
             walk(self.f.tree, None, None, None)
