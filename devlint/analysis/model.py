@@ -49,6 +49,9 @@ VISIBILITY_PREFIX = re.compile(r"\s*(?:export\s+|set\s+)?CUDA_VISIBLE_DEVICES=")
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# `.skip` as an attribute (whitespace or a line continuation may follow the dot):
+# `not_a_device.never_runs_reason`
+_SKIP_ATTR = re.compile(r"\.[\s\\]*skip(?![A-Za-z0-9_])")
 
 
 @dataclass
@@ -184,13 +187,20 @@ class FileFacts:
                                      or never_runs_reason(scope, self.path)
                                      or (only_skipped_reason(scope, lambda: self.memo(
                                          "skipped-uses", lambda: skipped_uses(self.tree)),
-                                         self.path) if self._top_level(scope) else None)
+                                         self.path) if self._top_level(scope)
+                                         and self._may_skip() else None)
                                      or self._twin(scope, klass)
                                      or stand_in_reason(scope, self.memo(
                                          "stand-ins", lambda: api_stand_ins(
                                              self.tree, self.statements())),
                                          self.path, klass))
         return self._scope_memo[key]
+
+    def _may_skip(self) -> bool:
+        """The text may hold an unconditional skip decorator (`@pytest.mark.skip`,
+        `@unittest.skip`: an attribute `skip`, spelt after a dot): without one no test is
+        always skipped, and `skipped_uses` need not walk the module."""
+        return self.memo("may-skip", lambda: _SKIP_ATTR.search(self.text or "") is not None)
 
     def _top_level(self, scope) -> bool:
         """`scope in self.tree.body` by identity, through a set (`in` on the list is linear:

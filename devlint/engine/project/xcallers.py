@@ -23,7 +23,6 @@ import re
 from devlint.analysis.method_uses import _reported_test
 from devlint.analysis.model import _EXITS
 from devlint.analysis.walk import nodes
-from devlint.engine.project.index import _TREE_HELD_CHARS
 from devlint.engine.project.package import _spans, package_of, rows_naming, through_a_parent
 from devlint.engine.project.walker import _CudaWalker
 import devlint.engine.project.xchoice as xchoice
@@ -87,7 +86,7 @@ class _SiteWalker(_CudaWalker):
 
     def __init__(self, path, text, tree, names, skip=None, attrs=False, shared=None):
         super().__init__(path, text, tree, set(names))
-        self.shared = {} if shared is None else shared  # id(tree) -> (tree, inert ids)
+        self.shared = {} if shared is None else shared  # path -> inert Names' positions
         self.skip_target = skip  # ("f", name) | ("m", class, name): its own body is not walked
         self.attrs = attrs
         self._inert = None
@@ -164,32 +163,29 @@ class _SiteWalker(_CudaWalker):
         return None
 
     def inert(self) -> set:
-        """ids of the Names that neither call nor hand on what they name: annotations, the
-        class operand of `isinstance` / `issubclass` (once per tree: `shared`)."""
-        if self._inert is None and id(self.facts.tree) in self.shared:
-            self._inert = self.shared[id(self.facts.tree)][1]
+        """(row, column) of the Names that neither call nor hand on what they name:
+        annotations, the class operand of `isinstance` / `issubclass`. Once per file
+        (`shared`, by path): a position names the same Name in every parse of the text, so
+        the answer outlives the tree (the project parses a file again once its tree has left
+        the few it keeps; keyed by the tree, sglang's callers walk recomputed it 2,700 times)."""
         if self._inert is None:
-            self._inert = set()
-            roots = []
-            for n in nodes(self.facts.tree):
-                if isinstance(n, ast.arg) and n.annotation is not None:
-                    roots.append(n.annotation)
-                elif isinstance(n, _FUNCS) and n.returns is not None:
-                    roots.append(n.returns)
-                elif isinstance(n, ast.AnnAssign):
-                    roots.append(n.annotation)
-                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
-                        and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2:
-                    roots.append(n.args[1])
-            self._inert = {id(x) for r in roots for x in nodes(r)}
-            if len(self.facts.text) > _TREE_HELD_CHARS:
-                # not held, as the Project holds no such tree: it parses the text again
-                # when asked, and each new tree held here stayed (torch's 1.4 MB file: five
-                # trees, +44 MB each, the main process's peak)
-                return self._inert
-            if len(self.shared) >= 16:  # each holds its tree (so that its ids stay its own)
-                del self.shared[next(iter(self.shared))]
-            self.shared[id(self.facts.tree)] = (self.facts.tree, self._inert)
+            hit = self.shared.get(self.facts.path)
+            if hit is None:
+                roots = []
+                for n in nodes(self.facts.tree):
+                    if isinstance(n, ast.arg) and n.annotation is not None:
+                        roots.append(n.annotation)
+                    elif isinstance(n, _FUNCS) and n.returns is not None:
+                        roots.append(n.returns)
+                    elif isinstance(n, ast.AnnAssign):
+                        roots.append(n.annotation)
+                    elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                            and n.func.id in ("isinstance", "issubclass") and len(n.args) == 2:
+                        roots.append(n.args[1])
+                hit = frozenset((x.lineno, x.col_offset) for r in roots for x in nodes(r)
+                                if isinstance(x, ast.Name))
+                self.shared[self.facts.path] = hit
+            self._inert = hit
         return self._inert
 
     def expr(self, node, why) -> None:
@@ -197,7 +193,7 @@ class _SiteWalker(_CudaWalker):
         calls = {id(n.func) for n in walked if isinstance(n, ast.Call)}
         for n in walked:
             if isinstance(n, ast.Name) and n.id in self.names and isinstance(n.ctx, ast.Load):
-                if id(n) in self.inert():
+                if (n.lineno, n.col_offset) in self.inert():
                     self.uses.append((n.lineno, _INERT, self.holder, False, n))
                     continue
                 self.uses.append((n.lineno, why, self.holder, id(n) in calls, n))
@@ -250,7 +246,7 @@ class _State:
         self.spans: dict = {}  # path -> [(first, last, Reason)] of CUDA dispatch arms
         self.modules: dict = {}  # path -> why the module is CUDA-only | None
         self.names: dict = project.module_names  # path -> (root, dotted module) | None
-        self.inert: dict = {}  # the last walked trees' inert Names (`_SiteWalker.inert`)
+        self.inert: dict = {}  # path -> its inert Names' positions (`_SiteWalker.inert`)
 
     # --- what one file says ---------------------------------------------------------------
     def uses(self, path, names, skip=None, attrs=False):

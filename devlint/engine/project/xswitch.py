@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from devlint.analysis.flow import _own_nodes
+from devlint.analysis.walk import parents as parents_of
 from devlint.engine.project.package import package_of
 from devlint.engine.project.xgates import per_package
 from devlint.evidence.cpu_switch import switch_reason
@@ -113,19 +115,22 @@ def _reads_only_cpu(project, root: str, top: str, name: str):
     """(path, line) of the first comparison of a read of `name` with "cpu" where every read
     of it in the package is allowed (`_allowed`), else None."""
     first = None
+    # every read spells the name as a word (`x.dev`, `getattr(x, "dev")`, `dev`): a text
+    # without it as a word (`device` for `dev`) holds none, and is not parsed
+    word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
     for path, _ in project.files(root, top):
         text = project.text(path)
         if not text or name not in text or is_test_path(
-                os.path.abspath(path).replace(os.sep, "/").split("/")):
+                os.path.abspath(path).replace(os.sep, "/").split("/")) \
+                or word.search(text) is None:
             continue  # (a test's own reads are its findings)
         tree = project.tree(path)
         if tree is None:
             return None
-        parents = {}
-        for p in ast.walk(tree):
-            for c in ast.iter_child_nodes(p):
-                parents[id(c)] = p
+        parents = None
         for read in _reads(tree, name):
+            if parents is None:
+                parents = parents_of(tree)
             verdict = _allowed(read, name, parents)
             if verdict is None:
                 return None
