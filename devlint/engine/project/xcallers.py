@@ -246,7 +246,8 @@ class _State:
         self.spans: dict = {}  # path -> [(first, last, Reason)] of CUDA dispatch arms
         self.modules: dict = {}  # path -> why the module is CUDA-only | None
         self.names: dict = project.module_names  # path -> (root, dotted module) | None
-        self.inert: dict = {}  # path -> its inert Names' positions (`_SiteWalker.inert`)
+        # path -> its inert Names' positions (`_SiteWalker.inert`), shared by the run's states
+        self.inert: dict = project.__dict__.setdefault("_inert_names", {})
 
     # --- what one file says ---------------------------------------------------------------
     def uses(self, path, names, skip=None, attrs=False):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import os
 
+from devlint.analysis.walk import nodes
 from devlint.engine.project.package import package_of
 from devlint.engine.project.xgates import (
     _MAX_HOPS, _locate, _stat, imported_names, per_package,
@@ -121,7 +122,7 @@ def _followed_names(tree, imported) -> tuple:
     operand of `and`/`or`/`not` (`_is_cuda and x`, a flag made from it: `use_fused = _is_cuda
     and ok`)."""
     out, tested = set(), set()
-    for parent in ast.walk(tree):
+    for parent in nodes(tree):  # `ast.walk`'s nodes (the order does not matter here)
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             tests = [parent.test]
         elif isinstance(parent, ast.BoolOp):
