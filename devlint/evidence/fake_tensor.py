@@ -88,17 +88,28 @@ def fake_mode_reason(facts, node, api: bool = False) -> Reason | None:
     row = getattr(node, "lineno", None)
     if scope is None or row is None:
         return None
-    modes = _mode_names(scope)
-    for st in ast.walk(scope):
-        if not isinstance(st, (ast.With, ast.AsyncWith)) or not st.body \
-                or not st.body[0].lineno <= row <= (st.body[-1].end_lineno or st.lineno):
-            continue
-        if any(_is_fake_mode(i.context_expr) or (isinstance(i.context_expr, ast.Name)
-                                                  and i.context_expr.id in modes)
-               for i in st.items) and _same_function(scope, st, node):
+    for first, last, st in facts.memo(("fake-mode-blocks", id(scope)),
+                                      lambda: _fake_blocks(scope)):
+        if first <= row <= last and _same_function(scope, st, node):
             return Reason("fake-tensor", "a device value inside `with FakeTensorMode():`, where "
                           "every tensor is a fake one (metadata only)", facts.path, st.lineno)
     return None
+
+
+def _fake_blocks(scope) -> list:
+    """[(first row, last row, with)] of the `with` statements in `scope` (nested ones too)
+    whose items enter a fake tensor mode; found once per scope (asked per candidate, a
+    module-level search walked the whole module again for each: torch's sources, 57 % of a
+    run)."""
+    modes = _mode_names(scope)
+    out = []
+    for st in ast.walk(scope):
+        if isinstance(st, (ast.With, ast.AsyncWith)) and st.body and any(
+                _is_fake_mode(i.context_expr) or (isinstance(i.context_expr, ast.Name)
+                                                  and i.context_expr.id in modes)
+                for i in st.items):
+            out.append((st.body[0].lineno, st.body[-1].end_lineno or st.lineno, st))
+    return out
 
 
 def _mode_names(scope) -> set:
