@@ -93,7 +93,8 @@ def _from_context(facts, node, where, role) -> Expr | None:
             return None
         return Expr("device", (), "the `device` in scope", False)
     klass = where.klass or _enclosing_class(facts, func)
-    if klass is not None and _self_param(func) and _class_sets(klass, "device") \
+    if klass is not None and _self_param(func) and "device" in facts.memo(
+            ("class-sets", id(klass)), lambda: _class_sets(klass)) \
             and not _assigns_self_device(where.statement):
         # (never from the attribute being assigned: `self.device = torch.device("cuda")`
         # would become `self.device = self.device`)
@@ -129,14 +130,18 @@ def _self_param(func) -> bool:
     return bool(args) and args[0].arg == "self"
 
 
-def _class_sets(klass: ast.ClassDef, attr: str) -> bool:
+def _class_sets(klass: ast.ClassDef) -> set:
+    """The names a class gives its instances: `self.X = ...` stores and its (nested) defs.
+    One walk per class (asked per candidate: torch's largest classes walked hundreds of
+    times)."""
+    out = set()
     for n in ast.walk(klass):
-        if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store) \
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) \
                 and isinstance(n.value, ast.Name) and n.value.id == "self":
-            return True
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr:
-            return True
-    return False
+            out.add(n.attr)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(n.name)
+    return out
 
 
 def _params(func) -> list[str]:

@@ -168,13 +168,14 @@ def uses_in(tree: ast.Module, name: str) -> list:
     None for any other use."""
     out = []
     called = set()
-    for n in ast.walk(tree):
+    every = list(ast.walk(tree))  # walked once for both passes
+    for n in every:
         if isinstance(n, ast.Call):
             f = n.func
             if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) == name:
                 out.append(n)
                 called.add(id(f))
-    for n in ast.walk(tree):
+    for n in every:
         if id(n) in called:
             continue
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):

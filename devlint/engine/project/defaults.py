@@ -79,7 +79,7 @@ def _calls_if_all_pass(project, root, top, name, param, index, fallback=False,
         uses = uses_in(tree, name)
         if not uses:
             continue
-        enclosing = enclosing_defaults(tree)
+        enclosing = None  # computed when a use passes a name (a walk of the whole file)
         nones = unbound_none_parameters(tree) if fallback else {}
         for use in uses:
             value = None if use is None else passed_value(use, param, index)
@@ -88,6 +88,8 @@ def _calls_if_all_pass(project, root, top, name, param, index, fallback=False,
                 return 0
             if fallback and isinstance(value, ast.Name) and value.id in nones.get(id(use), ()):
                 return 0
+            if isinstance(value, ast.Name) and enclosing is None:
+                enclosing = enclosing_defaults(tree)
             outer = enclosing.get(id(use), {}).get(value.id) \
                 if isinstance(value, ast.Name) else None
             if outer is not None:  # forwards its caller's default: live unless dead there

@@ -147,6 +147,16 @@ def through_a_parent(project, index: dict, modname: str, path: str, name: str | 
 
     Texts are searched for the substring first: the word-bounded regex would scan every
     position of the (many) texts that never name it."""
+    if skip is None:  # the same question recurs (each finding of a module asks it)
+        memo = project.__dict__.setdefault("_through_a_parent", {})
+        key = (id(index), modname, path, name, named)
+        if key not in memo:
+            memo[key] = _through_a_parent(project, index, modname, path, name, named, None)
+        return memo[key]
+    return _through_a_parent(project, index, modname, path, name, named, skip)
+
+
+def _through_a_parent(project, index, modname, path, name, named, skip) -> bool:
     parts = modname.split(".")
     word = None  # the word-bounded name (leaf or function) searched for, compiled once
     for i in range(1, len(parts)):

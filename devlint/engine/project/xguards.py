@@ -222,9 +222,13 @@ def _judged_flag(project, path: str, tree, name: str, sets):
 
     if len(sets) != 1 or len(sets[0].targets) != 1:
         return None
-    stores = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
-                 and isinstance(n.ctx, (ast.Store, ast.Del)))
-    if stores != 1 or any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(tree)):
+    stores = 0
+    for n in nodes(tree):  # one walk: the stores of the name, and no `global` of it
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores += 1
+        elif isinstance(n, ast.Global) and name in n.names:
+            return None
+    if stores != 1:
         return None
     desc = _descent(project, path, tree)
     sides = desc.query_alias.get(name)

@@ -15,6 +15,7 @@ import re
 
 from devlint.analysis.flow import _own_nodes
 from devlint.analysis.walk import parents as parents_of
+from devlint.analysis.walk import statements
 from devlint.engine.project.package import package_of
 from devlint.engine.project.xgates import per_package
 from devlint.evidence.cpu_switch import switch_reason
@@ -70,7 +71,7 @@ def _option_names(tree, rows) -> dict:
             return next((a for a in args if _is_cuda(a)), None)
         return value if _is_cuda(value) else None
 
-    for n in ast.walk(tree):
+    for n in statements(tree):  # the three kinds are statements: no expression is walked
         if getattr(n, "lineno", None) is None or not (
                 n.lineno in rows or getattr(n, "end_lineno", n.lineno) in rows
                 or isinstance(n, _FUNCS)):
